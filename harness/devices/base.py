@@ -1,0 +1,115 @@
+"""The one interface every device kind implements, so timing and correctness never branch on the kind.
+
+A Device owns a stream for the harness, makes timing events on it, flushes the last-level cache
+outside the timed region, and says what it is (for the report) and how fast it could possibly be
+(for the speed-of-light and "faster than physics" checks).
+"""
+from __future__ import annotations
+
+import contextlib
+import platform
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+import torch
+
+
+@dataclass(frozen=True)
+class Peak:
+    """Physical ceilings; None where unknown, in which case no speed-of-light number is reported."""
+
+    bytes_per_s: float | None = None
+    flops_per_s: dict[str, float] = field(default_factory=dict)  # by dtype name
+
+    def flops_for(self, dtype: str) -> float | None:
+        return self.flops_per_s.get(dtype) or self.flops_per_s.get("float32")
+
+
+class Event(ABC):
+    """A point on the device timeline; `elapsed_ms(end)` is valid after `Device.synchronize()`."""
+
+    @abstractmethod
+    def record(self) -> None: ...
+
+    @abstractmethod
+    def elapsed_ms(self, end: "Event") -> float: ...
+
+
+class Device(ABC):
+    kind: str = "abstract"
+
+    def __init__(self, index: int = 0):
+        self.index = index
+        self._flush_buffer: torch.Tensor | None = None
+
+    # -- availability and identity ------------------------------------------------------------
+    @classmethod
+    @abstractmethod
+    def available(cls) -> tuple[bool, str]:
+        """(usable, reason-if-not): the reason is what a SKIPPED row in the report says."""
+
+    @property
+    @abstractmethod
+    def torch_device(self) -> torch.device: ...
+
+    @abstractmethod
+    def info(self) -> dict[str, Any]:
+        """Name, driver and toolkit versions: what a reader needs to reproduce the numbers."""
+
+    def setup(self) -> None:
+        """Bind this process to the device (set_device); called once in each worker."""
+
+    # -- execution ----------------------------------------------------------------------------
+    @abstractmethod
+    def synchronize(self) -> None:
+        """Wait for all work on the device, on every stream (so hidden side-stream work is included)."""
+
+    @contextlib.contextmanager
+    def stream(self) -> Iterator[None]:
+        """Make the harness-owned stream current for the block."""
+        yield
+
+    @abstractmethod
+    def event(self) -> Event: ...
+
+    def hold(self, microseconds: float) -> None:
+        """Enqueue device-side busy time so the host can queue the timed call before it starts.
+
+        This hides launch latency from the measurement (nvbench's blocking kernel); a no-op where
+        the device runs work synchronously with the host.
+        """
+
+    # -- cache --------------------------------------------------------------------------------
+    @abstractmethod
+    def l2_bytes(self) -> int:
+        """Size of the last-level cache the flush must evict."""
+
+    def flush_cache(self) -> None:
+        """Evict the cache by writing a buffer twice its size; called outside the timed region."""
+        if self._flush_buffer is None:
+            self._flush_buffer = torch.empty(2 * self.l2_bytes() // 4, dtype=torch.int32, device=self.torch_device)
+        self._flush_buffer.zero_()
+
+    # -- limits and health --------------------------------------------------------------------
+    def peak(self) -> Peak:
+        return Peak()
+
+    def clocks(self) -> dict[str, float]:
+        """Current clocks in MHz (sm, memory) where readable, for the throttling check."""
+        return {}
+
+    def supports_graphs(self) -> bool:
+        return False
+
+    def capture_graph(self, fn: Callable[[], Any], batch: int) -> Callable[[], None]:
+        raise NotImplementedError(f"{self.kind} has no graph capture")
+
+    def memory_error(self, exc: BaseException) -> bool:
+        """Whether `exc` means the device ran out of memory (reported as OUT_OF_MEMORY)."""
+        return isinstance(exc, torch.OutOfMemoryError)
+
+
+def host_info() -> dict[str, Any]:
+    return {"host": platform.node(), "platform": platform.platform(), "python": platform.python_version(),
+            "machine": platform.machine(), "processor": platform.processor()}
