@@ -281,3 +281,60 @@ def resolve_manifest_path(name: str, manifests_dir: Path) -> Path:
         return path
     candidate = manifests_dir / name
     return candidate if candidate.exists() else path
+
+
+def is_suite(path: str | Path) -> bool:
+    """A suite is a YAML/JSON file whose top level has `problems:` (a manifest never does)."""
+    path = Path(path)
+    if path.is_dir() or not path.is_file():
+        return False
+    try:
+        doc = read_structured(path)
+    except ManifestError:
+        return False
+    return isinstance(doc, dict) and "problems" in doc
+
+
+def load_suite(path: str | Path) -> list[Manifest]:
+    """The problems of a suite (schemas/suite.schema.json), each loaded as a manifest and cut down to
+    the workloads/solutions its entry names; a plain manifest is a suite of one. Every problem of
+    every manifest is reported at once."""
+    path = Path(path)
+    if not is_suite(path):
+        return [load_manifest(path)]
+    where = display(path)
+    doc = read_structured(path)
+    errors = validate(doc, "suite", Locator(where))
+    if errors:
+        raise ManifestError(errors)
+    base = path.resolve().parent
+    manifests: list[Manifest] = []
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(doc["problems"]):
+        spec = {"path": entry} if isinstance(entry, str) else entry
+        pattern = spec["path"]
+        files = sorted(globlib.glob(str(base / pattern))) if any(c in pattern for c in "*?[") else [str(base / pattern)]
+        if not files:
+            errors.append(FieldError(where, ("problems", i), f"pattern {pattern!r} matches no manifest"))
+        for file in files:
+            try:
+                m = load_manifest(file)
+            except ManifestError as exc:
+                errors.extend(exc.errors)
+                continue
+            name = m.definition.name
+            if name in seen:
+                errors.append(FieldError(where, ("problems", i), f"definition {name!r} is already in the suite (problems[{seen[name]}])"))
+                continue
+            seen[name] = i
+            for key, have in (("workloads", [w.id for w in m.workloads]), ("solutions", [s.name for s in m.solutions])):
+                unknown = sorted(set(spec.get(key, [])) - set(have))
+                if unknown:
+                    errors.append(FieldError(where, ("problems", i, key), f"{name} has no {key} {unknown}; it has {have}"))
+            keep_w, keep_s = spec.get("workloads"), spec.get("solutions")
+            m = replace(m, workloads=tuple(w for w in m.workloads if not keep_w or w.id in keep_w),
+                        solutions=tuple(s for s in m.solutions if not keep_s or s.name in keep_s))
+            manifests.append(with_bench_overrides(m, doc.get("bench", {})))
+    if errors:
+        raise ManifestError(errors)
+    return manifests

@@ -117,7 +117,7 @@ class WorkerState:
             dev.synchronize()
         dev.synchronize()
         reply: dict[str, Any] = {"ok": True, "problem": None}
-        tampered = self.guard.check()
+        tampered = self.guard.check() or self.guard.stray_threads()
         if tampered:
             reply["problem"] = ("TAMPERED", tampered)
             return reply

@@ -107,7 +107,9 @@ class Device(ABC):
 
     def memory_error(self, exc: BaseException) -> bool:
         """Whether `exc` means the device ran out of memory (reported as OUT_OF_MEMORY)."""
-        return isinstance(exc, torch.OutOfMemoryError)
+        if isinstance(exc, (torch.OutOfMemoryError, MemoryError)):
+            return True
+        return isinstance(exc, RuntimeError) and "can't allocate memory" in str(exc)
 
 
 def host_info() -> dict[str, Any]:

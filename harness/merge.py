@@ -1,0 +1,130 @@
+"""Joining reports: the problems of a suite, the devices of one host, the shards of a CI matrix.
+
+One function serves all three so a merged report looks the same however it was split. Traces are
+put back in suite order (problem, solution, workload: the order a single-process run produces),
+a trace present twice is an error, and the shards of a matrix must all be there exactly once
+unless a partial merge is asked for.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Sequence
+
+from .report import FORMAT, summary
+from .trace import Trace
+
+Key = tuple[str, str, str]  # definition, workload, solution
+META_SKIP = {"traces", "summary", "parts", "failures", "suite", "shards", "missing"}
+
+
+class MergeError(ValueError):
+    """The reports do not fit together (different suites, a shard twice, a trace twice, a shard missing)."""
+
+
+def key_of(trace: dict[str, Any]) -> Key:
+    return trace["definition"], trace["workload"], trace["solution"]
+
+
+def part_meta(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """What each single-problem run behind `report` was (device, seed, bench, environment), no traces."""
+    if report.get("parts"):
+        return [dict(p) for p in report["parts"]]
+    meta = {k: v for k, v in report.items() if k not in META_SKIP}
+    meta["traces"] = len(report.get("traces", []))
+    return [meta]
+
+
+def expected_keys(suite: dict[str, Any] | None) -> list[Key]:
+    """Every trace a complete run of the suite plan produces, in run order."""
+    if not suite:
+        return []
+    return [(p["definition"], w, s) for p in suite["problems"] for s in p["solutions"] for w in p["workloads"]]
+
+
+def _order(suite: dict[str, Any] | None, traces: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rank = {k: i for i, k in enumerate(expected_keys(suite))}
+    first_seen = {key_of(t): i for i, t in enumerate(traces)}
+    return sorted(traces, key=lambda t: (rank.get(key_of(t), len(rank)), first_seen[key_of(t)]))
+
+
+def _common(values: list[Any], mixed: Any) -> Any:
+    return values[0] if values and all(v == values[0] for v in values) else mixed
+
+
+def _shards(reports: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """Union of the shards behind `reports`; a shard count that disagrees or a shard twice is an error."""
+    counts, indices = set(), []
+    for r in reports:
+        if r.get("shards"):
+            counts.add(r["shards"]["count"])
+            indices.extend(r["shards"]["indices"])
+    if not counts:
+        return None
+    if len(counts) > 1:
+        raise MergeError(f"reports come from different splits: shard counts {sorted(counts)}")
+    twice = sorted({i for i in indices if indices.count(i) > 1})
+    if twice:
+        raise MergeError(f"shard(s) {', '.join(map(str, twice))} given more than once")
+    return {"count": counts.pop(), "indices": sorted(indices)}
+
+
+def merge_reports(reports: Sequence[dict[str, Any]], *, allow_partial: bool = False,
+                  failures: Sequence[dict[str, Any]] = (), created: datetime | None = None) -> dict[str, Any]:
+    """One report from several; raises MergeError when they cannot be one run's results."""
+    if not reports:
+        raise MergeError("nothing to merge")
+    for r in reports:
+        if r.get("format") != FORMAT:
+            raise MergeError(f"not an opbench report (format {r.get('format')!r}, expected {FORMAT!r})")
+    suites = [r["suite"] for r in reports if r.get("suite")]
+    suite = suites[0] if suites else None
+    if any(s != suite for s in suites):
+        raise MergeError("reports come from different suites (problems, workloads or solutions differ)")
+    shards = _shards(reports)
+
+    traces: list[dict[str, Any]] = []
+    seen: set[Key] = set()
+    for r in reports:
+        for t in r.get("traces", []):
+            k = key_of(t)
+            if k in seen:
+                raise MergeError(f"{'/'.join(k)} is in more than one report")
+            seen.add(k)
+            traces.append(t)
+    traces = _order(suite, traces)
+
+    all_failures = [f for r in reports for f in r.get("failures", [])] + list(failures)
+    missing = [list(k) for k in expected_keys(suite) if k not in seen]
+    complete_shards = shards is None or len(shards["indices"]) == shards["count"]
+    if not allow_partial:
+        if shards is not None and not complete_shards:
+            n = shards["count"]
+            absent = ", ".join(f"{i}/{n}" for i in range(1, n + 1) if i not in shards["indices"])
+            raise MergeError(f"shard(s) {absent} missing (pass --allow-partial to merge what is there)")
+        if missing:
+            raise MergeError(f"{len(missing)} result(s) of the suite are in no report, e.g. {'/'.join(missing[0])}")
+
+    parts = [p for r in reports for p in part_meta(r)]
+    definitions = list(dict.fromkeys(t["definition"] for t in traces)) or [p.get("definition") for p in parts]
+    out_summary = summary([Trace.from_dict(t) for t in traces])
+    out_summary["failures"] = len(all_failures)
+    out_summary["ok"] = bool(out_summary["ok"] and not all_failures)
+    if missing:  # only with allow_partial: a run with holes is not a passing run
+        out_summary["missing"] = len(missing)
+        out_summary["ok"] = False
+    return {
+        "format": FORMAT,
+        "created": (created or datetime.now(timezone.utc)).isoformat(),
+        "manifest": suite["path"] if suite else _common([p.get("manifest") for p in parts], None),
+        "definition": definitions[0] if len(definitions) == 1 else (suite["name"] if suite else "+".join(map(str, definitions))),
+        "device": _common([p.get("device") for p in parts], "mixed"),
+        "run_seed": _common([p.get("run_seed") for p in parts], None),
+        "bench": _common([p.get("bench") for p in parts], None),
+        "environment": parts[0].get("environment", {}) if parts else {},
+        "summary": out_summary,
+        "traces": traces,
+        "suite": suite,
+        "shards": shards,
+        "parts": parts,
+        "failures": all_failures,
+    }

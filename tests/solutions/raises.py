@@ -1,0 +1,2 @@
+def run(x, w):
+    raise ValueError("deliberate failure inside the solution")

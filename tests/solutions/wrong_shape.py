@@ -1,0 +1,2 @@
+def run(x, w):
+    return (x * w + 1.0)[:-1]
