@@ -181,3 +181,24 @@ def throttled(clock_readings: Sequence[dict[str, float]], ratio: float = 0.75) -
     """nvbench's rule: an SM clock under 75% of the highest seen during the run means throttling."""
     sm = [c["sm_mhz"] for c in clock_readings if "sm_mhz" in c]
     return bool(sm) and min(sm) < ratio * max(sm)
+
+
+def measure(device: Device, calls: list[Callable[[], Any]], cfg: BenchConfig,
+            before_sample: Callable[[int], None] | None = None) -> TimingStats:
+    """One series on its own (no interleaved reference): warmup, then chunks until the stopping rule.
+
+    The runner interleaves two Samplers itself; this is for callers that time one thing, such as
+    bench modules and the accuracy benchmark.
+    """
+    sampler = Sampler(device, calls, cfg, before_sample)
+    if cfg.cuda_graph and device.supports_graphs():
+        with device.stream():
+            sampler.use_graphs(lambda i: device.capture_graph(calls[i], cfg.graph_batch))
+    began = time.monotonic()
+    sampler.warmup()
+    samples: list[float] = []
+    while True:
+        samples.extend(sampler.chunk(cfg.chunk))
+        stop, met, reason = stopping_decision(samples, time.monotonic() - began, cfg)
+        if stop:
+            return summarize(samples, met, reason, time.monotonic() - began, sampler.mode, cfg.cache)

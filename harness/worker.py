@@ -112,6 +112,7 @@ class WorkerState:
         inputs = generate_inputs(self.definition, workload, seed, dev.torch_device)
         entry = self._prepare(workload, inputs)
         before = snapshot(entry["inputs"])
+        dev.synchronize()  # inputs were made on the default stream; the call runs on the harness stream
         with dev.stream():
             result = self._call(entry)
             dev.synchronize()
@@ -142,6 +143,7 @@ class WorkerState:
         """Compute on given inputs (the reference re-checking what the solution saw while timed)."""
         dev = self.device
         entry = {"inputs": [x.to(dev.torch_device) if hasattr(x, "to") else x for x in inputs], "outputs": None}
+        dev.synchronize()
         with dev.stream():
             result = self._call(entry)
             dev.synchronize()
