@@ -109,6 +109,7 @@ class BenchConfig:
     compile_timeout_s: float = 300.0
     run_timeout_s: float = 120.0
     suspicious_speedup: float = 20.0
+    timer: str = "events"  # events: device events; cupti: per-kernel profiler timestamps (CUDA)
     fresh_inputs: bool = True  # permute random inputs in place between samples (defeats result caches)
 
 

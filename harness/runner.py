@@ -210,7 +210,7 @@ class Runner:
             elapsed = time.monotonic() - began
             for key in ("sol", "ref"):
                 if not done[key][0]:
-                    done[key] = stopping_decision(series[key], elapsed, cfg)
+                    done[key] = stopping_decision(series[key], elapsed, cfg, start_s["calls_per_sample"])
             if elapsed > cfg.max_time_s * 1.5:  # both capped by max_time_s; this only guards the loop
                 break
         end_s = worker.call("time_end", timeout=t_run)
@@ -229,9 +229,13 @@ class Runner:
         hidden = end_s["hidden"]
         correctness["hidden_work_check"] = hidden
         if hidden_work_suspected(hidden):
-            return self._trace(sol, w, Status.HIDDEN_WORK,
-                               f"host clock saw {hidden['wall_ms']:.4g} ms per call but device events only "
-                               f"{hidden['events_ms']:.4g} ms: work ran outside the timed stream", **timing_kw)
+            if hidden.get("escaped_ms"):
+                why = (f"{hidden['escaped_ms'] * 1e3:.4g} us of device work ran on other streams outside the timed "
+                       f"window ({', '.join(hidden['escaped_kernels'])})")
+            else:
+                why = (f"host clock saw {hidden['wall_ms']:.4g} ms per call but device events only "
+                       f"{hidden['events_ms']:.4g} ms: work ran outside the timed stream")
+            return self._trace(sol, w, Status.HIDDEN_WORK, why, **timing_kw)
         speedup = ref_timing.median_ms / timing.median_ms if timing.median_ms > 0 else None
         throughput = self._throughput(w, timing.median_ms)
         flags = []

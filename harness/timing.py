@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from .devices import Device
+from .devices.activities import AttributionError, call_times_us, escaped
 from .model import BenchConfig
 from .trace import TimingStats
 
@@ -49,10 +50,14 @@ def rse_of_median(samples: Sequence[float]) -> float:
     return 1.2533 * sigma / math.sqrt(n) / med
 
 
-def stopping_decision(samples: Sequence[float], elapsed_s: float, cfg: BenchConfig) -> tuple[bool, bool, str]:
-    """(stop, rule_met, reason): stop once the median is known well enough, or a cap is hit."""
+def stopping_decision(samples: Sequence[float], elapsed_s: float, cfg: BenchConfig,
+                      calls_per_sample: int = 1) -> tuple[bool, bool, str]:
+    """(stop, rule_met, reason): stop once the median is known well enough, or a cap is hit.
+
+    Samples are per call; in CUDA-graph mode one sample covers `calls_per_sample` calls, and the
+    minimum measured time counts the device time really measured."""
     n = len(samples)
-    measured_ms = sum(samples)
+    measured_ms = sum(samples) * calls_per_sample
     if n >= cfg.min_samples and measured_ms >= cfg.min_time_ms and rse_of_median(samples) <= cfg.rse_threshold:
         return True, True, f"rse <= {cfg.rse_threshold:g}"
     if n >= cfg.max_samples:
@@ -90,7 +95,7 @@ class Sampler:
                  before_sample: Callable[[int], None] | None = None):
         self.device = device
         self.cfg = cfg
-        self.mode = "events"
+        self.mode = cfg.timer
         self.divisor = 1
         self.calls = calls
         self.before_sample = before_sample or (lambda i: None)
@@ -100,7 +105,7 @@ class Sampler:
     def use_graphs(self, capture: Callable[[int], Callable[[], Any]]) -> None:
         """Switch to CUDA-graph mode: `capture(i)` returns a replay for input set i of graph_batch calls."""
         self.calls = [capture(i) for i in range(len(self.calls))]
-        self.mode = "cuda-graph"
+        self.mode = "cuda-graph" if self.cfg.timer == "events" else f"cuda-graph+{self.cfg.timer}"
         self.divisor = self.cfg.graph_batch
 
     def warmup(self) -> WarmupInfo:
@@ -126,6 +131,8 @@ class Sampler:
 
     def chunk(self, n: int) -> list[float]:
         """`n` samples in milliseconds per call; one synchronize at the end, none inside."""
+        if self.cfg.timer == "cupti":
+            return self._chunk_cupti(n)
         dev, cold = self.device, self.cfg.cache == "cold"
         pairs = []
         with dev.stream():
@@ -143,6 +150,30 @@ class Sampler:
                 self.count += 1
             dev.synchronize()
         return [s.elapsed_ms(e) / self.divisor for s, e in pairs]
+
+    def _chunk_cupti(self, n: int) -> list[float]:
+        """Same sequence as events mode, but each call bracketed by spin kernels and timed from the
+        profiler's kernel timestamps: no event overhead, which matters for kernels of a few us."""
+        dev, cold = self.device, self.cfg.cache == "cold"
+
+        def run() -> None:
+            with dev.stream():
+                for _ in range(n):
+                    i = self.count % len(self.calls)
+                    self.before_sample(i)
+                    if cold:
+                        dev.flush_cache()
+                    dev.hold(self.hold_us)
+                    self.calls[i]()
+                    dev.mark()
+                    self.count += 1
+        acts = dev.device_activities(run)
+        if acts is None:
+            raise RuntimeError(f"timer 'cupti' needs a device with activity tracing; {dev.kind} has none")
+        times = call_times_us(acts)
+        if len(times) != n:
+            raise AttributionError(f"attributed {len(times)} calls in the trace, expected {n}")
+        return [t / 1e3 / self.divisor for t in times]
 
     def hidden_work_check(self, reps: int = 5) -> dict[str, float]:
         """Compare device events with the host clock over the same call, synchronizing the whole
@@ -168,12 +199,40 @@ class Sampler:
         events_ms, wall_ms = measure(self.calls[0])
         events_ms /= self.divisor
         wall_ms = (wall_ms - base_wall) / self.divisor
-        return {"events_ms": events_ms, "wall_ms": wall_ms, "baseline_ms": base_wall,
-                "hidden_ms": max(wall_ms - events_ms, 0.0)}
+        out: dict[str, Any] = {"events_ms": events_ms, "wall_ms": wall_ms, "baseline_ms": base_wall,
+                               "hidden_ms": max(wall_ms - events_ms, 0.0)}
+        out.update(self._escaped_work())
+        return out
+
+    def _escaped_work(self) -> dict[str, Any]:
+        """Where the device can trace activities: work on other streams outside the call's window
+        (the host clock alone misses it when the host is slower to launch than the device to run)."""
+        dev = self.device
+
+        def run() -> None:
+            with dev.stream():
+                dev.hold(max(self.hold_us, 50.0))
+                self.calls[0]()
+                dev.mark()
+        try:
+            acts = dev.device_activities(run)
+        except Exception as exc:  # a profiler that cannot start must not fail the solution
+            return {"activity_check": f"unavailable: {type(exc).__name__}: {exc}"[:200]}
+        if acts is None:
+            return {}
+        try:
+            outside = escaped(acts)
+        except AttributionError as exc:
+            return {"activity_check": f"unavailable: {exc}"}
+        return {"escaped_ms": sum(a.dur_us for a in outside) / 1e3 / self.divisor,
+                "escaped_kernels": sorted({a.name[:80] for a in outside})[:5]}
 
 
-def hidden_work_suspected(check: dict[str, float], min_hidden_ms: float = 0.02, fraction: float = 0.3) -> bool:
-    """Wall time well above event time, by more than noise: the call did work the events missed."""
+def hidden_work_suspected(check: dict[str, Any], min_hidden_ms: float = 0.02, fraction: float = 0.3) -> bool:
+    """Device work outside the timed window (from the profiler trace, where there is one), or wall
+    time well above event time by more than noise: the call did work the timer missed."""
+    if check.get("escaped_ms", 0.0) > max(0.002, 0.1 * check["events_ms"]):
+        return True
     return check["hidden_ms"] > min_hidden_ms and check["hidden_ms"] > fraction * max(check["wall_ms"], 1e-9)
 
 
@@ -199,6 +258,6 @@ def measure(device: Device, calls: list[Callable[[], Any]], cfg: BenchConfig,
     samples: list[float] = []
     while True:
         samples.extend(sampler.chunk(cfg.chunk))
-        stop, met, reason = stopping_decision(samples, time.monotonic() - began, cfg)
+        stop, met, reason = stopping_decision(samples, time.monotonic() - began, cfg, sampler.divisor)
         if stop:
             return summarize(samples, met, reason, time.monotonic() - began, sampler.mode, cfg.cache)

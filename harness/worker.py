@@ -180,7 +180,8 @@ class WorkerState:
             with dev.stream():
                 self.sampler.use_graphs(lambda i: dev.capture_graph(self.sampler.calls[i], cfg.graph_batch))
         info = self.sampler.warmup()
-        return {"ok": True, "warmup": asdict(info), "mode": self.sampler.mode, "clocks": dev.clocks()}
+        return {"ok": True, "warmup": asdict(info), "mode": self.sampler.mode, "calls_per_sample": self.sampler.divisor,
+                "clocks": dev.clocks()}
 
     def time_chunk(self, n: int) -> dict:
         samples = self.sampler.chunk(n)

@@ -99,6 +99,14 @@ class Device(ABC):
         """Current clocks in MHz (sm, memory) where readable, for the throttling check."""
         return {}
 
+    def mark(self) -> None:
+        """Enqueue a marker after a timed call (devices with activity tracing; else nothing)."""
+
+    def device_activities(self, run: Callable[[], None]) -> list[Any] | None:
+        """Per-kernel device activities `run` caused (profiler timestamps), or None where the device
+        has no activity tracing; used for the cupti timer and the hidden-work attribution check."""
+        return None
+
     def supports_graphs(self) -> bool:
         return False
 

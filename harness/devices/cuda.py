@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+import tempfile
 from typing import Any, Callable, Iterator
 
 import torch
 
+from .activities import Activity, parse_chrome_trace
 from .base import Device, Event, Peak
 
 # Datasheet ceilings (dense). Matched on the device name; unknown devices get no speed-of-light.
@@ -93,6 +97,22 @@ class CudaDevice(Device):
         end.record()
         self.synchronize()
         return cycles / max(start.elapsed_ms(end) * 1000.0, 1e-3)
+
+    def mark(self) -> None:
+        """A minimal spin kernel after the timed call: closes the call's window in a profiler trace."""
+        torch.cuda._sleep(1)
+
+    def device_activities(self, run: Callable[[], None]) -> list[Activity]:
+        """Kernels, memcpys and memsets that `run` caused, from CUPTI through torch.profiler."""
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            run()
+            self.synchronize()
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "trace.json")
+            prof.export_chrome_trace(path)
+            with open(path) as fh:
+                return parse_chrome_trace(json.load(fh))
 
     def l2_bytes(self) -> int:
         props = torch.cuda.get_device_properties(self.index)

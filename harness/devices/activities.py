@@ -1,0 +1,77 @@
+"""Device activity records (kernels, memcpys, memsets) from a profiler trace, and the bookkeeping that
+turns them into per-call times and hidden-work evidence.
+
+The CUDA device gets these from torch.profiler (CUPTI, the same timestamps Nsight Compute's
+gpu__time_duration comes from). The harness brackets every timed call with two spin kernels on its
+own stream (the hold before, a marker after), so a call's work is what runs between them, and work
+on any other stream outside that window escaped the timed region.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+DEVICE_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
+MARKER = "spin_kernel"
+
+
+@dataclass(frozen=True)
+class Activity:
+    name: str
+    stream: int
+    start_us: float
+    dur_us: float
+
+    @property
+    def end_us(self) -> float:
+        return self.start_us + self.dur_us
+
+    @property
+    def is_marker(self) -> bool:
+        return MARKER in self.name
+
+
+class AttributionError(RuntimeError):
+    """The trace does not contain the bracketing the harness put there: no time is reported."""
+
+
+def parse_chrome_trace(data: dict[str, Any]) -> list[Activity]:
+    """Device activities from a Chrome trace (torch.profiler's export_chrome_trace), sorted by start."""
+    out = []
+    for ev in data.get("traceEvents", []):
+        if ev.get("ph") != "X" or ev.get("cat") not in DEVICE_CATEGORIES:
+            continue
+        args = ev.get("args") or {}
+        stream = args.get("stream", ev.get("tid", -1))
+        out.append(Activity(str(ev.get("name", "")), int(stream) if str(stream).lstrip("-").isdigit() else -1,
+                            float(ev["ts"]), float(ev.get("dur", 0.0))))
+    return sorted(out, key=lambda a: a.start_us)
+
+
+def harness_windows(acts: Iterable[Activity]) -> tuple[int, list[tuple[float, float]]]:
+    """(harness stream, [(start, end)] per call): each window runs from the end of a hold spin
+    kernel to the start of the marker spin kernel that follows it on the same stream."""
+    markers = [a for a in acts if a.is_marker]
+    if len(markers) < 2 or len(markers) % 2:
+        raise AttributionError(f"expected hold/marker spin kernel pairs in the trace, found {len(markers)} spin kernels")
+    stream = markers[0].stream
+    if any(m.stream != stream for m in markers):
+        raise AttributionError("spin kernels on more than one stream: cannot tell the harness stream")
+    return stream, [(markers[i].end_us, markers[i + 1].start_us) for i in range(0, len(markers), 2)]
+
+
+def call_times_us(acts: list[Activity]) -> list[float]:
+    """Per call: span from the first to the last harness-stream activity inside its window (0 if none)."""
+    stream, windows = harness_windows(acts)
+    times = []
+    for lo, hi in windows:
+        inside = [a for a in acts if a.stream == stream and not a.is_marker and a.start_us >= lo - 0.01 and a.end_us <= hi + 0.01]
+        times.append(max(a.end_us for a in inside) - min(a.start_us for a in inside) if inside else 0.0)
+    return times
+
+
+def escaped(acts: list[Activity], slack_us: float = 1.0) -> list[Activity]:
+    """Activities on other streams not contained in any call window: work the timed region missed."""
+    stream, windows = harness_windows(acts)
+    return [a for a in acts if a.stream != stream and not any(lo - slack_us <= a.start_us and a.end_us <= hi + slack_us
+                                                               for lo, hi in windows)]
