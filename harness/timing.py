@@ -129,44 +129,41 @@ class Sampler:
         self.hold_us = min(1.5 * host_us + 20.0, MAX_HOLD_US)
         return WarmupInfo(n, (time.perf_counter() - start) * 1e3, host_us, self.hold_us)
 
+    def _sample(self, after: Callable[[], None], before: Callable[[], None] = lambda: None) -> None:
+        """Queue one sample: refresh inputs, flush (cold), hold, `before`, the call, `after`.
+
+        Everything but the call sits outside what `before`/`after` bracket (events or markers)."""
+        i = self.count % len(self.calls)
+        self.before_sample(i)
+        if self.cfg.cache == "cold":
+            self.device.flush_cache()
+        self.device.hold(self.hold_us)
+        before()
+        self.calls[i]()
+        after()
+        self.count += 1
+
     def chunk(self, n: int) -> list[float]:
         """`n` samples in milliseconds per call; one synchronize at the end, none inside."""
         if self.cfg.timer == "cupti":
             return self._chunk_cupti(n)
-        dev, cold = self.device, self.cfg.cache == "cold"
-        pairs = []
+        dev = self.device
+        pairs = [(dev.event(), dev.event()) for _ in range(n)]
         with dev.stream():
-            for _ in range(n):
-                i = self.count % len(self.calls)
-                self.before_sample(i)
-                if cold:
-                    dev.flush_cache()
-                dev.hold(self.hold_us)
-                start, end = dev.event(), dev.event()
-                start.record()
-                self.calls[i]()
-                end.record()
-                pairs.append((start, end))
-                self.count += 1
+            for start, end in pairs:
+                self._sample(end.record, start.record)
             dev.synchronize()
         return [s.elapsed_ms(e) / self.divisor for s, e in pairs]
 
     def _chunk_cupti(self, n: int) -> list[float]:
         """Same sequence as events mode, but each call bracketed by spin kernels and timed from the
         profiler's kernel timestamps: no event overhead, which matters for kernels of a few us."""
-        dev, cold = self.device, self.cfg.cache == "cold"
+        dev = self.device
 
         def run() -> None:
             with dev.stream():
                 for _ in range(n):
-                    i = self.count % len(self.calls)
-                    self.before_sample(i)
-                    if cold:
-                        dev.flush_cache()
-                    dev.hold(self.hold_us)
-                    self.calls[i]()
-                    dev.mark()
-                    self.count += 1
+                    self._sample(dev.mark)
         acts = dev.device_activities(run)
         if acts is None:
             raise RuntimeError(f"timer 'cupti' needs a device with activity tracing; {dev.kind} has none")

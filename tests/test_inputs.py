@@ -7,7 +7,7 @@ from safetensors.torch import save_file
 from harness.inputs import allocate_outputs, generate_inputs, mix_seed
 from harness.manifest import load_manifest
 
-from conftest import axpy_document
+from factories import axpy_document
 
 
 def _manifest(write_manifest, inputs: dict, dtypes: dict | None = None):

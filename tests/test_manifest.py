@@ -13,7 +13,7 @@ import yaml
 from harness.manifest import load_manifest
 from harness.schema import ManifestError
 
-from conftest import ROOT, axpy_document, solution
+from factories import ROOT, axpy_document, solution
 
 
 def shipped_manifests() -> list[Path]:

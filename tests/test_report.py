@@ -10,7 +10,7 @@ import pytest
 
 from harness.report import atomic_write, fmt_time, load_report, render_table, traces_of
 
-from conftest import ROOT, axpy_document, solution
+from factories import ROOT, axpy_document, solution
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from harness.manifest import load_manifest
 from harness.runner import Runner, RunOptions
 from harness.trace import Status
 
-from conftest import axpy_document, solution
+from factories import axpy_document, solution
 
 CASES = {
     # name: (file, extra solution fields, expected status, words the message must contain)
