@@ -103,7 +103,7 @@ def spread(values: list[float]) -> float:
     return (max(values) - min(values)) / statistics.median(values)
 
 
-def run_main(out: Path | None, runs: int) -> None:
+def run_main(out: Path | None, runs: int, cases: list[str]) -> None:
     from tabulate import tabulate
     dev = CudaDevice()
     dev.setup()
@@ -112,7 +112,7 @@ def run_main(out: Path | None, runs: int) -> None:
     results: dict[str, Any] = {"device": dev.info(), "config": cfg.__dict__, "cases": {}}
     acc_rows, stab_rows, cost_rows = [], [], []
     clocks: list[float] = []
-    for case in CASES:
+    for case in cases:
         fn = make_case(case)
         r: dict[str, Any] = {}
         ev = measure(dev, [fn], cfg)
@@ -178,11 +178,12 @@ def main() -> None:
     r = sub.add_parser("run")
     r.add_argument("--out", type=Path, default=Path(os.environ["OUT"]) if os.environ.get("OUT") else None)
     r.add_argument("--runs", type=int, default=5)
+    r.add_argument("--cases", nargs="+", default=CASES, choices=CASES)
     args = p.parse_args()
     if args.cmd == "kernel":
         kernel_main(args.case, args.calls)
     else:
-        run_main(args.out, args.runs)
+        run_main(args.out, args.runs, args.cases)
 
 
 if __name__ == "__main__":

@@ -34,11 +34,22 @@ class CudaEvent(Event):
 
 
 def _nvml_handle(index: int) -> Any:
+    """NVML handle of torch's device `index`, found by UUID: NVML ignores CUDA_VISIBLE_DEVICES, so
+    the same index would name another GPU in a process pinned to one device."""
     try:
         import pynvml
         pynvml.nvmlInit()
-        return pynvml, pynvml.nvmlDeviceGetHandleByIndex(index)
     except Exception:  # no NVML (no driver library, or not installed): clocks are just not reported
+        return None, None
+    uuid = getattr(torch.cuda.get_device_properties(index), "uuid", None)
+    try:
+        if uuid is not None:
+            return pynvml, pynvml.nvmlDeviceGetHandleByUUID(f"GPU-{uuid}")
+    except Exception:
+        pass
+    try:
+        return pynvml, pynvml.nvmlDeviceGetHandleByIndex(index)
+    except Exception:
         return None, None
 
 

@@ -11,9 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-
-class AttributionError(Exception):
-    """The profile cannot be attributed to the named kernels; the message says what was seen."""
+from ..devices.activities import AttributionError  # one error for "cannot attribute", timer and bench modes alike
 
 
 @dataclass(frozen=True)
