@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
+from typing import Any
 
 
 def read_rows(path: Path, required: tuple[str, ...]) -> list[dict[str, str]]:
@@ -21,3 +22,17 @@ def number(text: str) -> float | None:
     if text in ("", "N/A", "NA", "nan", "-"):
         return None
     return float(text)
+
+
+def kernel_records(path: Path, name: str, duration: str, start: str = "", type_: str = "", core: str = "") -> list[Any]:
+    """KernelRecords from a profiler CSV, given which columns hold what; rows without a duration
+    (summary lines) are skipped."""
+    from .attribution import KernelRecord
+    out = []
+    for row in read_rows(path, (name, duration)):
+        dur = number(row[duration])
+        if dur is None:
+            continue
+        out.append(KernelRecord(name=row[name], duration_us=dur, start_us=number(row.get(start, "")) if start else None,
+                                type=row.get(type_, ""), core=row.get(core, "")))
+    return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .attribution import AttributionError, KernelRecord
-from .csvutil import number, read_rows
+from .csvutil import kernel_records
 
 NAME, DURATION, START, TYPE, CORE = "Name", "Duration(us)", "Start Time(us)", "Type", "Accelerator Core"
 
@@ -30,11 +30,4 @@ def find_kernel_details(root: Path) -> Path:
 
 
 def parse_kernel_details(path: Path) -> list[KernelRecord]:
-    out = []
-    for row in read_rows(path, (NAME, DURATION)):
-        dur = number(row[DURATION])
-        if dur is None:
-            continue
-        out.append(KernelRecord(name=row[NAME], duration_us=dur, start_us=number(row.get(START, "")),
-                                type=row.get(TYPE, ""), core=row.get(CORE, "")))
-    return out
+    return kernel_records(path, NAME, DURATION, START, TYPE, CORE)

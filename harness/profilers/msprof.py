@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .attribution import AttributionError, KernelRecord
-from .csvutil import number, read_rows
+from .csvutil import kernel_records
 
 OP_NAME, OP_TYPE, TASK_TYPE, START, DURATION = "Op Name", "OP Type", "Task Type", "Task Start Time(us)", "Task Duration(us)"
 
@@ -41,23 +41,11 @@ def find_op_basic_info(root: Path) -> list[Path]:
 
 
 def parse_op_summary(path: Path) -> list[KernelRecord]:
-    out = []
-    for row in read_rows(path, (OP_NAME, DURATION)):
-        dur = number(row[DURATION])
-        if dur is None:
-            continue
-        out.append(KernelRecord(name=row[OP_NAME], duration_us=dur, start_us=number(row.get(START, "")),
-                                type=row.get(OP_TYPE, ""), core=row.get(TASK_TYPE, "")))
-    return out
+    return kernel_records(path, OP_NAME, DURATION, START, OP_TYPE, TASK_TYPE)
 
 
 def parse_op_basic_info(path: Path) -> list[KernelRecord]:
-    out = []
-    for row in read_rows(path, ("Op Name", "Task Duration(us)")):
-        dur = number(row["Task Duration(us)"])
-        if dur is not None:
-            out.append(KernelRecord(name=row["Op Name"], duration_us=dur, type=row.get("Op Type", "")))
-    return out
+    return kernel_records(path, "Op Name", "Task Duration(us)", type_="Op Type")
 
 
 def load_msprof_records(root: Path) -> tuple[list[KernelRecord], str]:
