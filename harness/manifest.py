@@ -324,7 +324,8 @@ def load_suite(path: str | Path) -> list[Manifest]:
                 continue
             name = m.definition.name
             if name in seen:
-                errors.append(FieldError(where, ("problems", i), f"definition {name!r} is already in the suite (problems[{seen[name]}])"))
+                errors.append(FieldError(where, ("problems", i),
+                                         f"definition {name!r} is already in the suite (problems[{seen[name]}])"))
                 continue
             seen[name] = i
             for key, have in (("workloads", [w.id for w in m.workloads]), ("solutions", [s.name for s in m.solutions])):

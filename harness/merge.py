@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from typing import Any, Sequence
 
 from .report import FORMAT, summary
+from .shard import Unit, split
 from .trace import Trace
 
 Key = tuple[str, str, str]  # definition, workload, solution
@@ -27,24 +28,38 @@ def key_of(trace: dict[str, Any]) -> Key:
 
 def part_meta(report: dict[str, Any]) -> list[dict[str, Any]]:
     """What each single-problem run behind `report` was (device, seed, bench, environment), no traces."""
-    if report.get("parts"):
+    if "parts" in report:
         return [dict(p) for p in report["parts"]]
     meta = {k: v for k, v in report.items() if k not in META_SKIP}
     meta["traces"] = len(report.get("traces", []))
     return [meta]
 
 
-def expected_keys(suite: dict[str, Any] | None) -> list[Key]:
-    """Every trace a complete run of the suite plan produces, in run order."""
+def expected_keys(suite: dict[str, Any] | None, shards: dict[str, Any] | None = None) -> list[Key]:
+    """Every trace a run of the suite plan produces (only the given shards' share), in run order."""
     if not suite:
         return []
-    return [(p["definition"], w, s) for p in suite["problems"] for s in p["solutions"] for w in p["workloads"]]
+    problems = suite["problems"]
+    units = units_of_plan(suite)
+    keep = set(units) if shards is None else {u for i in shards["indices"] for u in split(units, shards["count"])[i - 1]}
+    return [(p["definition"], w, s) for i, p in enumerate(problems) for s in p["solutions"] for w in p["workloads"]
+            if Unit(i, w) in keep]
+
+
+def units_of_plan(suite: dict[str, Any]) -> list[Unit]:
+    """The same units, in the same order, as `shard.units_of` gives for the manifests of the plan."""
+    return [Unit(i, w) for i, p in enumerate(suite["problems"]) for w in p["workloads"]]
 
 
 def _order(suite: dict[str, Any] | None, traces: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rank = {k: i for i, k in enumerate(expected_keys(suite))}
     first_seen = {key_of(t): i for i, t in enumerate(traces)}
     return sorted(traces, key=lambda t: (rank.get(key_of(t), len(rank)), first_seen[key_of(t)]))
+
+
+def _signature(suite: dict[str, Any] | None) -> list[tuple[str, list[str], list[str]]]:
+    """What must agree between reports of one suite; paths may differ between the machines of a matrix."""
+    return [(p["definition"], p["solutions"], p["workloads"]) for p in (suite or {}).get("problems", [])]
 
 
 def _common(values: list[Any], mixed: Any) -> Any:
@@ -69,18 +84,23 @@ def _shards(reports: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def merge_reports(reports: Sequence[dict[str, Any]], *, allow_partial: bool = False,
-                  failures: Sequence[dict[str, Any]] = (), created: datetime | None = None) -> dict[str, Any]:
-    """One report from several; raises MergeError when they cannot be one run's results."""
+                  failures: Sequence[dict[str, Any]] = (), suite: dict[str, Any] | None = None,
+                  shards: dict[str, Any] | None = None, created: datetime | None = None) -> dict[str, Any]:
+    """One report from several; raises MergeError when they cannot be one run's results.
+
+    `suite` and `shards` default to what the reports say; a multi-device parent passes them, since
+    its children each hold a share of one shard and say neither."""
     if not reports:
         raise MergeError("nothing to merge")
     for r in reports:
         if r.get("format") != FORMAT:
             raise MergeError(f"not an opbench report (format {r.get('format')!r}, expected {FORMAT!r})")
     suites = [r["suite"] for r in reports if r.get("suite")]
-    suite = suites[0] if suites else None
-    if any(s != suite for s in suites):
+    suite = suite or (suites[0] if suites else None)
+    if any(_signature(s) != _signature(suite) for s in suites):
         raise MergeError("reports come from different suites (problems, workloads or solutions differ)")
-    shards = _shards(reports)
+    explicit_shards = shards is not None  # a run of one shard says so; only `merge` needs all of them
+    shards = shards or _shards(reports)
 
     traces: list[dict[str, Any]] = []
     seen: set[Key] = set()
@@ -94,10 +114,11 @@ def merge_reports(reports: Sequence[dict[str, Any]], *, allow_partial: bool = Fa
     traces = _order(suite, traces)
 
     all_failures = [f for r in reports for f in r.get("failures", [])] + list(failures)
-    missing = [list(k) for k in expected_keys(suite) if k not in seen]
+    # a run of one shard answers for that shard; a merge, for the whole suite
+    missing = [list(k) for k in expected_keys(suite, shards if explicit_shards else None) if k not in seen]
     complete_shards = shards is None or len(shards["indices"]) == shards["count"]
     if not allow_partial:
-        if shards is not None and not complete_shards:
+        if shards is not None and not complete_shards and not explicit_shards:
             n = shards["count"]
             absent = ", ".join(f"{i}/{n}" for i in range(1, n + 1) if i not in shards["indices"])
             raise MergeError(f"shard(s) {absent} missing (pass --allow-partial to merge what is there)")

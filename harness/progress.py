@@ -157,11 +157,13 @@ def make_progress(quiet: bool = False, stream: TextIO | None = None) -> RunProgr
     return LineProgress(stream)
 
 
-def runner_callback(progress: RunProgress, lane: str = "") -> Callable[[str], None]:
-    """Adapt the runner's message callback ("sol :: wl" / "sol :: wl -> STATUS") to `progress`."""
+def runner_callback(progress: RunProgress, lane: str = "", problem: str = "") -> Callable[[str], None]:
+    """Adapt the runner's message callback ("sol :: wl" / "sol :: wl -> STATUS") to `progress`;
+    `problem` prefixes the label in a suite, where solution names alone can be ambiguous."""
 
     def on_message(message: str) -> None:
         label, sep, status = message.partition(" -> ")
+        label = f"{problem}/{label}" if problem else label
         if sep:
             progress.advance(lane, label, status.strip())
         else:
