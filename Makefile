@@ -4,8 +4,13 @@ PYTHON   ?= python3
 MANIFEST ?= rmsnorm.yaml
 OUT      ?= out
 ARGS     ?=
+# Containers (harness/launcher): DEVICE=local|cpu|cuda|npu; unset = auto (the host's accelerator in its
+# container when a Docker engine is up, else local, said in one line). BUILD_ARGS: e.g. --build-arg TORCH_VERSION=2.12.0
+DEVICE     ?=
+REGISTRY   ?=
+BUILD_ARGS ?=
 
-.PHONY: deps test-deps bench validate test
+.PHONY: deps test-deps launch-deps bench image push validate test
 
 deps:
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PYTHON) -m pip install -q torch==2.13.0
@@ -14,8 +19,23 @@ deps:
 test-deps: deps
 	@$(PYTHON) -c "import pytest, pytest_timeout" 2>/dev/null || $(PYTHON) -m pip install -q -r requirements-test.txt
 
-bench: deps
-	$(PYTHON) -m harness run $(MANIFEST) --out $(OUT) $(ARGS)
+# The launcher's host side: the harness CLI and the docker SDK (no torch; that lives in the image).
+# The SDK is optional: with no SDK (an offline GPU box) the launcher says so and runs locally.
+launch-deps:
+	@$(PYTHON) -c "import yaml, jsonschema, tabulate, rich, safetensors" 2>/dev/null || $(PYTHON) -m pip install -q -r requirements.txt
+	@$(PYTHON) -c "import docker" 2>/dev/null || $(PYTHON) -m pip install -q "docker>=7.1" 2>/dev/null \
+		|| echo "opbench: the docker Python package could not be installed; containers unavailable, local runs only"
+
+# torch is only needed on the host when the run may be local (DEVICE unset, auto or local).
+bench: launch-deps $(if $(filter cpu cuda npu,$(DEVICE)),,deps)
+	$(PYTHON) -m harness launch $(MANIFEST) --device $(or $(DEVICE),auto) --out $(OUT) $(if $(ARGS),--args='$(ARGS)')
+
+image: launch-deps
+	$(PYTHON) -m harness launch --device $(or $(DEVICE),cuda) --build-only $(BUILD_ARGS)
+
+push: launch-deps
+	@test -n "$(REGISTRY)" || { echo "make push needs REGISTRY=host/org" >&2; exit 2; }
+	$(PYTHON) -m harness launch --device $(or $(DEVICE),cuda) --push $(REGISTRY) $(BUILD_ARGS)
 
 validate: deps
 	$(PYTHON) -m harness validate manifests/*.yaml

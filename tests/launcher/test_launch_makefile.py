@@ -1,0 +1,37 @@
+"""`make bench|image|push` hand the right device and options to `harness launch` (checked with make -n)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from harness.launcher.image import REPO_ROOT
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make not installed")
+
+
+def dry(*args: str) -> list[str]:
+    out = subprocess.run(["make", "-n", "-s", *args], cwd=REPO_ROOT, capture_output=True, text=True)
+    return [line for line in out.stdout.splitlines() if "-m harness" in line] or [out.stdout + out.stderr]
+
+
+def test_bench_defaults_to_auto_and_installs_torch() -> None:
+    out = subprocess.run(["make", "-n", "-s", "bench", "MANIFEST=rmsnorm.yaml"], cwd=REPO_ROOT,
+                         capture_output=True, text=True).stdout
+    assert "import torch" in out   # a local fallback needs torch on the host
+    assert dry("bench", "MANIFEST=rmsnorm.yaml") == ["python3 -m harness launch rmsnorm.yaml --device auto --out out "]
+
+
+def test_bench_in_a_container() -> None:
+    out = subprocess.run(["make", "-n", "-s", "bench", "DEVICE=npu"], cwd=REPO_ROOT, capture_output=True, text=True).stdout
+    assert "import torch\"" not in out   # torch lives in the image
+    assert dry("bench", "MANIFEST=rmsnorm.yaml", "DEVICE=cuda", "ARGS=--warm-cache") == [
+        "python3 -m harness launch rmsnorm.yaml --device cuda --out out --args='--warm-cache'"]
+
+
+def test_image_and_push() -> None:
+    assert dry("image", "DEVICE=npu") == ["python3 -m harness launch --device npu --build-only "]
+    assert dry("push", "REGISTRY=ghcr.io/org") == ["python3 -m harness launch --device cuda --push ghcr.io/org "]
+    refused = subprocess.run(["make", "-s", "push"], cwd=REPO_ROOT, capture_output=True, text=True)
+    assert refused.returncode != 0 and "REGISTRY" in refused.stderr
