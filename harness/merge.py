@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
-from .report import FORMAT, summary
+from .report import FORMAT, format_problem, summary
 from .shard import Unit, split
 from .trace import Trace
 
@@ -93,8 +93,9 @@ def merge_reports(reports: Sequence[dict[str, Any]], *, allow_partial: bool = Fa
     if not reports:
         raise MergeError("nothing to merge")
     for r in reports:
-        if r.get("format") != FORMAT:
-            raise MergeError(f"not an opbench report (format {r.get('format')!r}, expected {FORMAT!r})")
+        problem = format_problem(r)
+        if problem:
+            raise MergeError(problem)
     suites = [r["suite"] for r in reports if r.get("suite")]
     suite = suite or (suites[0] if suites else None)
     if any(_signature(s) != _signature(suite) for s in suites):

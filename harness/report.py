@@ -113,10 +113,18 @@ def write_reports(report: dict[str, Any], out_dir: Path, stem: str) -> tuple[Pat
     return json_path, jsonl_path
 
 
+def format_problem(data: dict[str, Any]) -> str | None:
+    """Why `data` is not a report this version reads, or None when it is."""
+    if data.get("format") != FORMAT:
+        return f"not an opbench report (format {data.get('format')!r}, expected {FORMAT!r})"
+    return None
+
+
 def load_report(path: Path) -> dict[str, Any]:
     data = json.loads(Path(path).read_text())
-    if data.get("format") != FORMAT:
-        raise ValueError(f"{path}: not an opbench report (format {data.get('format')!r}, expected {FORMAT!r})")
+    problem = format_problem(data)
+    if problem:
+        raise ValueError(f"{path}: {problem}")
     return data
 
 

@@ -102,9 +102,13 @@ class Sampler:
         self.hold_us = 0.0
         self.count = 0
 
-    def use_graphs(self, capture: Callable[[int], Callable[[], Any]]) -> None:
-        """Switch to CUDA-graph mode: `capture(i)` returns a replay for input set i of graph_batch calls."""
-        self.calls = [capture(i) for i in range(len(self.calls))]
+    def use_graphs_if_configured(self) -> None:
+        """CUDA-graph mode when the config asks for it and the device can capture: each input set's
+        call becomes the replay of a graph of `graph_batch` calls."""
+        if not (self.cfg.cuda_graph and self.device.supports_graphs()):
+            return
+        with self.device.stream():
+            self.calls = [self.device.capture_graph(call, self.cfg.graph_batch) for call in self.calls]
         self.mode = "cuda-graph" if self.cfg.timer == "events" else f"cuda-graph+{self.cfg.timer}"
         self.divisor = self.cfg.graph_batch
 
@@ -247,9 +251,13 @@ def measure(device: Device, calls: list[Callable[[], Any]], cfg: BenchConfig,
     bench modules and the accuracy benchmark.
     """
     sampler = Sampler(device, calls, cfg, before_sample)
-    if cfg.cuda_graph and device.supports_graphs():
-        with device.stream():
-            sampler.use_graphs(lambda i: device.capture_graph(calls[i], cfg.graph_batch))
+    sampler.use_graphs_if_configured()
+    return sample_until_stopped(sampler)
+
+
+def sample_until_stopped(sampler: Sampler) -> TimingStats:
+    """Warm `sampler` up, then take chunks until its config's stopping rule says stop."""
+    cfg = sampler.cfg
     began = time.monotonic()
     sampler.warmup()
     samples: list[float] = []

@@ -115,8 +115,7 @@ class WorkerState:
         dev.synchronize()  # inputs were made on the default stream; the call runs on the harness stream
         with dev.stream():
             result = self._call(entry)
-            dev.synchronize()
-        dev.synchronize()
+        dev.synchronize()  # device-wide: work the call left on any stream is finished before checks
         reply: dict[str, Any] = {"ok": True, "problem": None}
         tampered = self.guard.check() or self.guard.stray_threads()
         if tampered:
@@ -176,9 +175,7 @@ class WorkerState:
                 flat.copy_(torch.roll(flat, self.rng.randrange(1, flat.numel())))
 
         self.sampler = Sampler(dev, [make_call(e) for e in self.pool], cfg, refresh)
-        if cfg.cuda_graph and dev.supports_graphs():
-            with dev.stream():
-                self.sampler.use_graphs(lambda i: dev.capture_graph(self.sampler.calls[i], cfg.graph_batch))
+        self.sampler.use_graphs_if_configured()
         info = self.sampler.warmup()
         return {"ok": True, "warmup": asdict(info), "mode": self.sampler.mode, "calls_per_sample": self.sampler.divisor,
                 "clocks": dev.clocks()}

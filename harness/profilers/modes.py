@@ -24,7 +24,7 @@ from typing import Any, Callable, Sequence
 
 from ..devices import Device
 from ..model import BenchConfig
-from ..timing import Sampler, stopping_decision, summarize
+from ..timing import Sampler, sample_until_stopped, summarize
 from ..trace import TimingStats
 from .attribution import Attribution, AttributionError, KernelRecord, attribute
 from .kernel_details import find_kernel_details, parse_kernel_details
@@ -79,16 +79,8 @@ def run_events(device: Device, case: CaseRun, cfg: BenchConfig) -> ModeResult:
     """The harness timing protocol with the case's warmup and repeats as the minimum counts."""
     cfg = replace(cfg, warmup_count=case.warmup, min_samples=case.repeats,
                   max_samples=max(cfg.max_samples, case.repeats))
-    start = time.perf_counter()
     sampler = Sampler(device, [case.fn], cfg)
-    sampler.warmup()
-    samples: list[float] = []
-    while True:
-        samples += sampler.chunk(cfg.chunk)
-        stop, met, why = stopping_decision(samples, time.perf_counter() - start, cfg)
-        if stop:
-            break
-    stats = summarize(samples, met, why, time.perf_counter() - start, "events", cfg.cache)
+    stats = sample_until_stopped(sampler)
     return ModeResult("events", stats, "whole call (device events)", {"hold_us": sampler.hold_us})
 
 
