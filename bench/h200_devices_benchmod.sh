@@ -19,8 +19,8 @@ step "versions"
 python3 -c 'import sys, torch, triton; print("python", sys.version.split()[0], "| torch", torch.__version__,
 "| cuda", torch.version.cuda, "| triton", triton.__version__, "|", torch.cuda.get_device_name(0))' || status=1
 
-step "1. device interface contract (tests/devices/device_contract.py) on cpu, cuda, npu"
-python3 tests/devices/device_contract.py cpu cuda npu || status=1
+step "1. device interface contract (tests/measure/devices/device_contract.py) on cpu, cuda, npu"
+python3 tests/measure/devices/device_contract.py cpu cuda npu || status=1
 
 for mode in events torch-profiler; do
   step "2. bench module bench_rmsnorm.yaml (Triton rmsnorm_kernel) on cuda, mode $mode"
@@ -56,7 +56,7 @@ PY
 
 step "5. unit tests for this issue (only if pytest is installed)"
 if python3 -c 'import pytest' 2>/dev/null; then
-  python3 -m pytest -q -p no:cacheprovider tests/devices tests/profilers tests/test_benchmod.py tests/test_workflows.py || status=1
+  python3 -m pytest -q -p no:cacheprovider tests/measure tests/benchmod tests/test_workflows.py || status=1
 else
   echo "pytest not installed: skipped"
 fi

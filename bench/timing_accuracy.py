@@ -30,9 +30,9 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from harness.devices.cuda import CudaDevice  # noqa: E402
-from harness.model import BenchConfig  # noqa: E402
-from harness.timing import measure  # noqa: E402
+from harness.measure.devices.cuda import CudaDevice  # noqa: E402
+from harness.spec.model import BenchConfig  # noqa: E402
+from harness.measure.timing import measure  # noqa: E402
 
 SMALL = ("copy-8MiB", "rmsnorm-256x4096")
 

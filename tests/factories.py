@@ -7,6 +7,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = Path(__file__).resolve().parent / "solutions"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 # Loose, short timing so runner tests finish in seconds on a 2-core CI machine.
 FAST_BENCH: dict[str, Any] = {"max_time_s": 0.3, "min_samples": 3, "rse_threshold": 0.5, "correctness_rounds": 2,

@@ -5,9 +5,9 @@ import random
 from pathlib import Path
 from typing import Any, Sequence
 
-from harness.report import FORMAT, summary
-from harness.timing import summarize
-from harness.trace import Status, Trace
+from harness.results.report import FORMAT, summary
+from harness.measure.timing import summarize
+from harness.results.trace import Status, Trace
 
 FAST_BENCH = ("bench: {max_time_s: 0.3, min_samples: 3, rse_threshold: 0.5, correctness_rounds: 1, "
               "warmup_count: 1, warmup_ms: 0}\n")

@@ -14,9 +14,9 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
-ROOT = Path(__file__).resolve().parent.parent
+from factories import FIXTURES, ROOT
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
-SCHEMA = json.loads((Path(__file__).resolve().parent / "fixtures" / "github-workflow.schema.json").read_text())
+SCHEMA = json.loads((FIXTURES / "github-workflow.schema.json").read_text())
 EXPR = re.compile(r"\$\{\{(.*?)\}\}", re.S)
 CONTEXTS = {"github", "env", "vars", "job", "jobs", "steps", "runner", "secrets", "strategy", "matrix", "needs", "inputs"}
 FUNCTIONS = {"contains", "startsWith", "endsWith", "format", "join", "toJSON", "fromJSON", "hashFiles", "success",

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import LaunchError
+from harness.launcher.errors import LaunchError
 
 CONTAINER_KINDS = ("cpu", "cuda", "npu")
 KINDS = ("local", *CONTAINER_KINDS)

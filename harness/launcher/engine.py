@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .errors import ENVIRONMENT, LaunchError
+from harness.launcher.errors import ENVIRONMENT, LaunchError
 
 
 def _where() -> str:

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .errors import ENVIRONMENT, LaunchError
+from harness.launcher.errors import ENVIRONMENT, LaunchError
+from harness.paths import SOURCE_ROOT
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = SOURCE_ROOT
 CONTEXT = ("pyproject.toml", "requirements.txt", "README.md", "harness", "schemas")   # what the images COPY
 SKIP_PARTS = {"__pycache__", ".pytest_cache"}
 SKIP_SUFFIXES = (".pyc", ".pyo", ".so")

@@ -5,9 +5,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .errors import ENVIRONMENT, LaunchError
-from .image import ImageRef, find
-from .run import WORKSPACE
+from harness.launcher.errors import ENVIRONMENT, LaunchError
+from harness.launcher.image import ImageRef, find
+from harness.launcher.run import WORKSPACE
 
 # report["bench"] key -> `harness run` flag; booleans only have the flag that turns them away from the default
 VALUE_FLAGS = {"graph_batch": "--graph-batch", "warmup_ms": "--warmup-ms", "warmup_count": "--warmup-count",

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
 
-from .devices import DeviceSpec, Mount
-from .errors import ENVIRONMENT, LaunchError
-from .image import ImageRef
+from harness.launcher.devices import DeviceSpec, Mount
+from harness.launcher.errors import ENVIRONMENT, LaunchError
+from harness.launcher.image import ImageRef
 
 WORKSPACE = PurePosixPath("/workspace")
 OUT = PurePosixPath("/out")

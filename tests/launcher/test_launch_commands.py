@@ -64,7 +64,9 @@ def test_bad_build_arg(axpy_manifest: Path, capsys: pytest.CaptureFixture) -> No
 
 
 def test_auto_mode_choice(monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.launcher import commands, devices, engine
+    from harness.cli import launch as commands
+    from harness.launcher import devices
+    from harness.launcher import engine
     said: list[str] = []
     monkeypatch.setattr(engine, "probe", lambda: (None, "no Docker engine reachable at unix:///x"))
     assert commands._auto_kind(said.append) == ("local", None)

@@ -1,0 +1,76 @@
+"""Deterministic input generation: the same (workload, seed) gives bit-identical inputs on any device.
+
+Random values are drawn on the CPU from a seeded generator and then moved to the device, so the
+reference worker, the solution worker and a later reproduction all see the same data.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import torch
+
+from harness.execute.dtypes import to_torch
+from harness.spec.model import Definition, Generator, Workload
+
+
+def mix_seed(*parts: int | str) -> int:
+    """Combine seeds (manifest, private run seed, round) into one 63-bit seed no part predicts alone."""
+    digest = hashlib.sha256("/".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
+
+
+def _make(gen: Generator, shape: tuple[int, ...], dtype: torch.dtype, seed: int) -> torch.Tensor:
+    p = gen.params
+    if gen.type == "zeros":
+        return torch.zeros(shape, dtype=dtype)
+    if gen.type == "ones":
+        return torch.ones(shape, dtype=dtype)
+    if gen.type == "scalar":
+        return torch.full(shape, p["value"], dtype=dtype)
+    if gen.type == "safetensors":
+        from safetensors.torch import load_file
+        tensor = load_file(p["path"])[p["key"]]
+        if tuple(tensor.shape) != shape:
+            raise ValueError(f"safetensors tensor {p['key']!r} has shape {tuple(tensor.shape)}, workload needs {shape}")
+        return tensor.to(dtype)
+    g = torch.Generator().manual_seed(mix_seed(p.get("seed", 0), seed))
+    if gen.type == "randint":
+        return torch.randint(int(p["low"]), int(p["high"]), shape, generator=g, dtype=torch.int64).to(dtype)
+    if gen.type == "random":
+        if dtype == torch.bool:
+            return torch.rand(shape, generator=g) < 0.5
+        if not dtype.is_floating_point:
+            return torch.randint(-8, 8, shape, generator=g, dtype=torch.int64).to(dtype)
+        if p.get("distribution", "normal") == "uniform":
+            low, high = float(p.get("low", 0.0)), float(p.get("high", 1.0))
+            return (torch.rand(shape, generator=g, dtype=torch.float32) * (high - low) + low).to(dtype)
+        mean, std = float(p.get("mean", 0.0)), float(p.get("std", 1.0))
+        return (torch.randn(shape, generator=g, dtype=torch.float32) * std + mean).to(dtype)
+    raise ValueError(f"unknown generator type {gen.type!r}")
+
+
+def generate_inputs(definition: Definition, workload: Workload, seed: int, device: torch.device) -> dict[str, Any]:
+    """Inputs by name, in declaration order; Python scalars for `shape: null` inputs."""
+    out: dict[str, Any] = {}
+    for i, (name, spec) in enumerate(definition.inputs.items()):
+        gen = workload.inputs[name]
+        shape = workload.shape_of(spec)
+        if shape is None:
+            value = gen.params["value"]
+            out[name] = float(value) if spec.dtype.startswith(("float", "bfloat")) else value
+            continue
+        tensor = _make(gen, shape, to_torch(workload.dtypes[name]), mix_seed(workload.seed, seed, i))
+        out[name] = tensor.to(device)
+    return out
+
+
+def allocate_outputs(definition: Definition, workload: Workload, device: torch.device) -> dict[str, torch.Tensor]:
+    """Destination buffers for destination-passing-style solutions, pre-filled so unwritten parts show."""
+    out = {}
+    for name, spec in definition.outputs.items():
+        dtype = to_torch(workload.dtypes[name])
+        shape = workload.shape_of(spec) or ()
+        fill = float("nan") if dtype.is_floating_point else 0x5A
+        out[name] = torch.full(shape, fill, dtype=dtype, device=device)
+    return out

@@ -1,0 +1,13 @@
+"""Plain PyTorch solutions: a Python file and a function in it."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from harness.measure.devices import Device
+from harness.spec.model import Solution
+from harness.execute.solutions.common import entry, load_module
+
+
+def build(solution: Solution, device: Device) -> Callable[..., Any]:
+    module = load_module(solution.entry_file, solution.name)
+    return entry(module, solution.entry_symbol, solution.entry_file.name)

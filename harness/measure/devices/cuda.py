@@ -1,0 +1,181 @@
+"""NVIDIA GPUs through torch.cuda, with NVML for clocks and driver version when it is importable."""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from typing import Any, Callable, Iterator
+
+import torch
+
+from harness.measure.devices.activities import Activity, parse_chrome_trace
+from harness.measure.devices.base import Device, Event, Peak
+
+# Datasheet ceilings (dense). Matched on the device name; unknown devices get no speed-of-light.
+PEAKS: dict[str, Peak] = {
+    "H200": Peak(4.8e12, {"bfloat16": 989e12, "float16": 989e12, "float8_e4m3fn": 1979e12, "float32": 67e12}),
+    "H100": Peak(3.35e12, {"bfloat16": 989e12, "float16": 989e12, "float8_e4m3fn": 1979e12, "float32": 67e12}),
+    "A100": Peak(2.0e12, {"bfloat16": 312e12, "float16": 312e12, "float32": 19.5e12}),
+    "L40S": Peak(0.864e12, {"bfloat16": 362e12, "float16": 362e12, "float32": 91.6e12}),
+}
+
+
+class CudaEvent(Event):
+    def __init__(self) -> None:
+        self.ev = torch.cuda.Event(enable_timing=True)
+
+    def record(self) -> None:
+        self.ev.record()
+
+    def elapsed_ms(self, end: Event) -> float:
+        assert isinstance(end, CudaEvent)
+        return self.ev.elapsed_time(end.ev)
+
+
+def _nvml_handle(index: int) -> Any:
+    """NVML handle of torch's device `index`, found by UUID: NVML ignores CUDA_VISIBLE_DEVICES, so
+    the same index would name another GPU in a process pinned to one device."""
+    try:
+        import pynvml
+        pynvml.nvmlInit()
+    except Exception:  # no NVML (no driver library, or not installed): clocks are just not reported
+        return None, None
+    uuid = getattr(torch.cuda.get_device_properties(index), "uuid", None)
+    try:
+        if uuid is not None:
+            return pynvml, pynvml.nvmlDeviceGetHandleByUUID(f"GPU-{uuid}")
+    except Exception:
+        pass
+    try:
+        return pynvml, pynvml.nvmlDeviceGetHandleByIndex(index)
+    except Exception:
+        return None, None
+
+
+class CudaDevice(Device):
+    kind = "cuda"
+
+    def __init__(self, index: int = 0):
+        super().__init__(index)
+        self._stream: torch.cuda.Stream | None = None
+        self._cycles_per_us: float | None = None
+        self._nvml, self._nvml_dev = None, None
+
+    @classmethod
+    def available(cls) -> tuple[bool, str]:
+        if not torch.cuda.is_available():
+            why = "torch has no CUDA support" if torch.version.cuda is None else "no CUDA device is visible"
+            return False, why
+        return True, ""
+
+    @property
+    def torch_device(self) -> torch.device:
+        return torch.device("cuda", self.index)
+
+    def setup(self) -> None:
+        torch.cuda.set_device(self.index)
+        self._stream = torch.cuda.Stream(self.index)
+        self._nvml, self._nvml_dev = _nvml_handle(self.index)
+
+    def synchronize(self) -> None:
+        torch.cuda.synchronize(self.index)
+
+    @contextlib.contextmanager
+    def stream(self) -> Iterator[None]:
+        if self._stream is None:
+            self.setup()
+        with torch.cuda.stream(self._stream):
+            yield
+
+    def event(self) -> Event:
+        return CudaEvent()
+
+    def hold(self, microseconds: float) -> None:
+        if microseconds <= 0:
+            return
+        if self._cycles_per_us is None:
+            self._cycles_per_us = self._calibrate_sleep()
+        torch.cuda._sleep(int(microseconds * self._cycles_per_us))
+
+    def _calibrate_sleep(self) -> float:
+        cycles = 1_000_000
+        start, end = CudaEvent(), CudaEvent()
+        torch.cuda._sleep(cycles)  # first launch pays module load
+        self.synchronize()
+        start.record()
+        torch.cuda._sleep(cycles)
+        end.record()
+        self.synchronize()
+        return cycles / max(start.elapsed_ms(end) * 1000.0, 1e-3)
+
+    def mark(self) -> None:
+        """A minimal spin kernel after the timed call: closes the call's window in a profiler trace."""
+        torch.cuda._sleep(1)
+
+    def device_activities(self, run: Callable[[], None]) -> list[Activity]:
+        """Kernels, memcpys and memsets that `run` caused, from CUPTI through torch.profiler."""
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            run()
+            self.synchronize()
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "trace.json")
+            prof.export_chrome_trace(path)
+            with open(path) as fh:
+                return parse_chrome_trace(json.load(fh))
+
+    def l2_bytes(self) -> int:
+        props = torch.cuda.get_device_properties(self.index)
+        return int(getattr(props, "L2_cache_size", 0) or 50 * 1024 ** 2)
+
+    def peak(self) -> Peak:
+        name = torch.cuda.get_device_name(self.index)
+        for key, peak in PEAKS.items():
+            if key in name:
+                return peak
+        return Peak()
+
+    def clocks(self) -> dict[str, float]:
+        if self._nvml_dev is None:
+            return {}
+        nv = self._nvml
+        try:
+            return {"sm_mhz": float(nv.nvmlDeviceGetClockInfo(self._nvml_dev, nv.NVML_CLOCK_SM)),
+                    "mem_mhz": float(nv.nvmlDeviceGetClockInfo(self._nvml_dev, nv.NVML_CLOCK_MEM)),
+                    "sm_max_mhz": float(nv.nvmlDeviceGetMaxClockInfo(self._nvml_dev, nv.NVML_CLOCK_SM)),
+                    "temperature_c": float(nv.nvmlDeviceGetTemperature(self._nvml_dev, nv.NVML_TEMPERATURE_GPU))}
+        except Exception:
+            return {}
+
+    def supports_graphs(self) -> bool:
+        return True
+
+    def capture_graph(self, fn: Callable[[], Any], batch: int) -> Callable[[], None]:
+        """One graph of `batch` back-to-back calls; replay launches it on the current (harness) stream."""
+        side = torch.cuda.Stream(self.index)
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(2):
+                fn()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(batch):
+                fn()
+        return graph.replay
+
+    def info(self) -> dict[str, Any]:
+        props = torch.cuda.get_device_properties(self.index)
+        out: dict[str, Any] = {
+            "kind": "cuda", "index": self.index, "name": props.name,
+            "compute_capability": f"{props.major}.{props.minor}", "multiprocessors": props.multi_processor_count,
+            "memory_bytes": props.total_memory, "l2_bytes": self.l2_bytes(), "cuda_runtime": torch.version.cuda}
+        nv, dev = self._nvml, self._nvml_dev
+        if nv is None:
+            nv, dev = _nvml_handle(self.index)
+        if nv is not None:
+            with contextlib.suppress(Exception):
+                out["driver"] = nv.nvmlSystemGetDriverVersion()
+                out["sm_max_mhz"] = nv.nvmlDeviceGetMaxClockInfo(dev, nv.NVML_CLOCK_SM)
+        return out

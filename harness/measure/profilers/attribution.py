@@ -1,0 +1,80 @@
+"""Turn a profiler's kernel list into per-call times for the kernels a bench module names.
+
+The rule (from the bench-module contract): a profiled kernel counts when its name equals a name in
+`# kernels:` or that name plus `_kernel`. Everything else (cache flushes, copies, other ops) is
+left out and listed, so a reader can see what was not counted. When nothing matches, or the
+matches do not split evenly over the calls, attribution fails instead of reporting a wrong time.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from harness.measure.devices.activities import AttributionError  # one error for "cannot attribute", timer and bench modes alike
+
+
+@dataclass(frozen=True)
+class KernelRecord:
+    """One device task from a profiler: name, duration and (where the format has it) start time."""
+
+    name: str
+    duration_us: float
+    start_us: float | None = None
+    type: str = ""
+    core: str = ""
+
+
+@dataclass
+class Attribution:
+    samples_ms: list[float]                     # one per active call, named kernels summed
+    kernels: dict[str, int]                     # matched kernel name -> rows counted (active calls)
+    per_call: int                               # matched kernel launches per call
+    missing: list[str] = field(default_factory=list)      # named kernels never seen
+    unmatched: dict[str, int] = field(default_factory=dict)  # other kernels in the profile
+
+    def describe(self) -> str:
+        counted = ", ".join(f"{k} x{v}" for k, v in sorted(self.kernels.items()))
+        return f"{counted} ({self.per_call}/call)"
+
+
+def kernel_matches(name: str, kernels: Sequence[str]) -> str | None:
+    """The `# kernels:` entry `name` counts for, or None."""
+    for k in kernels:
+        if name == k or name == f"{k}_kernel":
+            return k
+    return None
+
+
+def _top(counter: Counter[str], n: int = 8) -> str:
+    return ", ".join(f"{name} x{c}" for name, c in counter.most_common(n)) or "no kernels at all"
+
+
+def attribute(records: Iterable[KernelRecord], kernels: Sequence[str], calls: int, skip: int = 0,
+              source: str = "profile") -> Attribution:
+    """Split the named kernels' rows over `calls` calls (in start order) and drop the first `skip`.
+
+    Each call must have launched the same number of matching kernels; otherwise rows cannot be
+    assigned to calls and the result would be wrong, so this raises.
+    """
+    if not kernels:
+        raise AttributionError("the bench module names no kernels ('# kernels:' is empty); profiler modes need them")
+    if calls <= skip:
+        raise AttributionError(f"need more calls ({calls}) than skipped warmup calls ({skip})")
+    rows = list(records)
+    if any(r.start_us is not None for r in rows):
+        rows.sort(key=lambda r: (r.start_us is None, r.start_us or 0.0))
+    matched = [r for r in rows if kernel_matches(r.name, kernels)]
+    others = Counter(r.name for r in rows if not kernel_matches(r.name, kernels))
+    if not matched:
+        raise AttributionError(f"{source}: no kernel named {' or '.join(kernels)} (or <name>_kernel) among "
+                               f"{len(rows)} profiled kernels: {_top(others)}")
+    if len(matched) % calls:
+        raise AttributionError(f"{source}: {len(matched)} launches of {', '.join(sorted({r.name for r in matched}))} "
+                               f"do not split evenly over {calls} calls; cannot tell which call each belongs to")
+    per_call = len(matched) // calls
+    active = matched[skip * per_call:]
+    samples = [sum(r.duration_us for r in active[i:i + per_call]) / 1e3 for i in range(0, len(active), per_call)]
+    seen = {kernel_matches(r.name, kernels) for r in matched}
+    return Attribution(samples_ms=samples, kernels=dict(Counter(r.name for r in active)), per_call=per_call,
+                       missing=[k for k in kernels if k not in seen], unmatched=dict(others))

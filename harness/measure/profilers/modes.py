@@ -1,0 +1,180 @@
+"""Bench modes: how one bench-module case is timed, and which kernels the time belongs to.
+
+- `events` (default, every device): the harness Sampler (device events on the harness stream, cache
+  flush outside the timed region, noise-based stopping rule); times the whole callable.
+- `torch-profiler` (cpu, cuda): torch.profiler (CUPTI on CUDA) kernel durations of the named kernels.
+- `torch-npu-profiler` (npu): torch_npu.profiler, durations from kernel_details.csv, as triton-ascend's
+  do_bench_npu does (warmup calls profiled and dropped).
+- `msprof` (npu): the case runs in a child process under CANN's msprof; task durations from op_summary.
+
+A profiler mode that cannot attribute time to the named kernels raises AttributionError; it never
+falls back to a different measurement.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from harness import paths
+from harness.measure.devices import Device
+from harness.spec.model import BenchConfig
+from harness.measure.timing import Sampler, sample_until_stopped, summarize
+from harness.results.trace import TimingStats
+from harness.measure.profilers.attribution import Attribution, AttributionError, KernelRecord, attribute
+from harness.measure.profilers.kernel_details import find_kernel_details, parse_kernel_details
+from harness.measure.profilers.msprof import load_msprof_records, msprof_command
+
+MODES = ("events", "torch-profiler", "torch-npu-profiler", "msprof")
+DEVICES_OF = {"events": ("cpu", "cuda", "npu"), "torch-profiler": ("cpu", "cuda"),
+              "torch-npu-profiler": ("npu",), "msprof": ("npu",)}
+
+
+class ModeError(Exception):
+    """The mode cannot run here (wrong device, tool missing)."""
+
+
+@dataclass(frozen=True)
+class CaseRun:
+    """One case ready to time: the zero-argument callable and the contract's counts."""
+
+    fn: Callable[[], Any]
+    kernels: tuple[str, ...]
+    warmup: int
+    repeats: int
+    child_argv: tuple[str, ...] = ()  # how a child process re-creates this case (msprof mode)
+
+
+@dataclass
+class ModeResult:
+    mode: str
+    stats: TimingStats
+    attributed: str                       # what the time covers, for the table and report
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def check_mode(mode: str, device_kind: str) -> None:
+    if mode not in MODES:
+        raise ModeError(f"unknown bench mode {mode!r}; expected one of {', '.join(MODES)}")
+    if device_kind not in DEVICES_OF[mode]:
+        raise ModeError(f"mode {mode!r} runs on {', '.join(DEVICES_OF[mode])}, not {device_kind}")
+
+
+def _profiled_stats(att: Attribution, mode: str, cache: str, wall_s: float, calls: int) -> TimingStats:
+    return summarize(att.samples_ms, True, f"{len(att.samples_ms)} profiled calls of {calls}", wall_s, mode, cache)
+
+
+def _result(mode: str, att: Attribution, cache: str, wall_s: float, calls: int, source: str) -> ModeResult:
+    details = {"kernels": att.kernels, "per_call": att.per_call, "missing": att.missing,
+               "not_counted": att.unmatched, "source": source}
+    return ModeResult(mode, _profiled_stats(att, mode, cache, wall_s, calls), att.describe(), details)
+
+
+def run_events(device: Device, case: CaseRun, cfg: BenchConfig) -> ModeResult:
+    """The harness timing protocol with the case's warmup and repeats as the minimum counts."""
+    cfg = replace(cfg, warmup_count=case.warmup, min_samples=case.repeats,
+                  max_samples=max(cfg.max_samples, case.repeats))
+    sampler = Sampler(device, [case.fn], cfg)
+    stats = sample_until_stopped(sampler)
+    return ModeResult("events", stats, "whole call (device events)", {"hold_us": sampler.hold_us})
+
+
+def _profile_loop(device: Device, case: CaseRun, cold: bool) -> int:
+    """Run warmup + repeats calls back to back (flushing the cache before each when cold)."""
+    total = case.warmup + case.repeats
+    with device.stream():
+        for _ in range(total):
+            if cold:
+                device.flush_cache()
+            case.fn()
+        device.synchronize()
+    return total
+
+
+def torch_profiler_records(events: Sequence[Any], device_kind: str) -> list[KernelRecord]:
+    """Kernel records from torch.profiler FunctionEvents: device kernels on CUDA, ops on the CPU."""
+    want = "CUDA" if device_kind == "cuda" else "CPU"
+    out = []
+    for e in events:
+        if getattr(e.device_type, "name", str(e.device_type)) != want:
+            continue
+        out.append(KernelRecord(name=e.name, duration_us=float(e.time_range.elapsed_us()),
+                                start_us=float(e.time_range.start)))
+    return out
+
+
+def run_torch_profiler(device: Device, case: CaseRun, cfg: BenchConfig) -> ModeResult:
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.kind == "cuda" else [])
+    with device.stream():  # warm outside the profile: compiles and caches stay out of it
+        case.fn()
+        device.synchronize()
+    start = time.perf_counter()
+    with profile(activities=activities) as prof:
+        calls = _profile_loop(device, case, cfg.cache == "cold")
+    records = torch_profiler_records(prof.events(), device.kind)
+    att = attribute(records, case.kernels, calls, case.warmup, "torch.profiler")
+    return _result("torch-profiler", att, cfg.cache, time.perf_counter() - start, calls, "torch.profiler events")
+
+
+def run_torch_npu_profiler(device: Device, case: CaseRun, cfg: BenchConfig, workdir: Path) -> ModeResult:
+    import torch_npu  # noqa: F401  (registered by the device already; named here for clarity)
+    from torch_npu import profiler as npu_prof
+
+    out = Path(tempfile.mkdtemp(prefix="npu-prof-", dir=workdir))
+    exp = npu_prof._ExperimentalConfig(profiler_level=npu_prof.ProfilerLevel.Level0, l2_cache=False,
+                                       data_simplification=False)
+    with device.stream():
+        case.fn()
+        device.synchronize()
+    start = time.perf_counter()
+    with npu_prof.profile(activities=[npu_prof.ProfilerActivity.NPU],
+                          schedule=npu_prof.schedule(wait=0, warmup=0, active=1, repeat=1, skip_first=0),
+                          on_trace_ready=npu_prof.tensorboard_trace_handler(str(out)),
+                          experimental_config=exp) as prof:
+        calls = _profile_loop(device, case, cfg.cache == "cold")
+        prof.step()
+    path = find_kernel_details(out)
+    att = attribute(parse_kernel_details(path), case.kernels, calls, case.warmup, str(path))
+    return _result("torch-npu-profiler", att, cfg.cache, time.perf_counter() - start, calls, str(path))
+
+
+def run_msprof(device: Device, case: CaseRun, cfg: BenchConfig, workdir: Path, timeout_s: float) -> ModeResult:
+    if shutil.which("msprof") is None:
+        raise ModeError("msprof is not on PATH (source the CANN toolkit's set_env.sh)")
+    if not case.child_argv:
+        raise ModeError("msprof mode needs a bench manifest to re-create the case in a child process")
+    out = Path(tempfile.mkdtemp(prefix="msprof-", dir=workdir))
+    app = [sys.executable, "-m", "harness.benchmod.child", *case.child_argv]
+    start = time.perf_counter()
+    env = paths.child_env()  # so the child imports this harness, installed or not
+    proc = subprocess.run(msprof_command(out, app), capture_output=True, text=True, timeout=timeout_s, env=env)
+    if proc.returncode != 0:
+        raise ModeError(f"msprof exited with {proc.returncode}:\n{(proc.stdout + proc.stderr)[-3000:]}")
+    records, source = load_msprof_records(out)
+    calls = case.warmup + case.repeats
+    att = attribute(records, case.kernels, calls, case.warmup, source)
+    return _result("msprof", att, cfg.cache, time.perf_counter() - start, calls, source)
+
+
+def run_mode(mode: str, device: Device, case: CaseRun, cfg: BenchConfig, workdir: Path) -> ModeResult:
+    check_mode(mode, device.kind)
+    workdir.mkdir(parents=True, exist_ok=True)
+    if mode == "events":
+        return run_events(device, case, cfg)
+    if mode == "torch-profiler":
+        return run_torch_profiler(device, case, cfg)
+    if mode == "torch-npu-profiler":
+        return run_torch_npu_profiler(device, case, cfg, workdir)
+    return run_msprof(device, case, cfg, workdir, cfg.run_timeout_s)
+
+
+__all__ = ["MODES", "CaseRun", "ModeError", "ModeResult", "AttributionError", "check_mode", "run_mode",
+           "torch_profiler_records"]

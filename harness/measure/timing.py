@@ -1,0 +1,268 @@
+"""The timing protocol: device events on a harness-owned stream, cache flush outside the timed region,
+warmup by time and count, a noise-based stopping rule, and the statistics the report shows.
+
+Two halves:
+- `Sampler` runs inside a worker next to the solution and produces raw samples, chunk by chunk, so
+  the parent can interleave solution and reference chunks (drift hits both alike).
+- `summarize` / `stopping_decision` are pure functions of the samples, unit-tested on the CPU.
+
+Per sample (events mode): [flush cache] -> [hold: device-side sleep so the host can queue the call
+before the device reaches it] -> start event -> call -> end event. The hold is what nvbench's
+blocking kernel does: host launch latency stays out of the number, as in Nsight Compute's
+gpu__time_duration. CUDA-graph mode replays a graph of `graph_batch` calls and divides.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from harness.measure.devices import Device
+from harness.measure.devices.activities import AttributionError, call_times_us, escaped
+from harness.spec.model import BenchConfig
+from harness.results.trace import TimingStats
+
+MAX_HOLD_US = 2000.0
+
+
+def quantile(sorted_xs: Sequence[float], q: float) -> float:
+    """Linear-interpolated quantile of already sorted data (numpy's default method)."""
+    if not sorted_xs:
+        return math.nan
+    pos = (len(sorted_xs) - 1) * q
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return sorted_xs[lo] + (sorted_xs[hi] - sorted_xs[lo]) * (pos - lo)
+
+
+def rse_of_median(samples: Sequence[float]) -> float:
+    """Relative standard error of the median, with a robust spread (IQR/1.349) so rare outliers
+    (a preempted sample) do not keep the rule from ever being met."""
+    n = len(samples)
+    if n < 3:
+        return math.inf
+    xs = sorted(samples)
+    med = quantile(xs, 0.5)
+    if med <= 0:
+        return math.inf
+    sigma = (quantile(xs, 0.75) - quantile(xs, 0.25)) / 1.349
+    return 1.2533 * sigma / math.sqrt(n) / med
+
+
+def stopping_decision(samples: Sequence[float], elapsed_s: float, cfg: BenchConfig,
+                      calls_per_sample: int = 1) -> tuple[bool, bool, str]:
+    """(stop, rule_met, reason): stop once the median is known well enough, or a cap is hit.
+
+    Samples are per call; in CUDA-graph mode one sample covers `calls_per_sample` calls, and the
+    minimum measured time counts the device time really measured."""
+    n = len(samples)
+    measured_ms = sum(samples) * calls_per_sample
+    if n >= cfg.min_samples and measured_ms >= cfg.min_time_ms and rse_of_median(samples) <= cfg.rse_threshold:
+        return True, True, f"rse <= {cfg.rse_threshold:g}"
+    if n >= cfg.max_samples:
+        return True, False, f"max_samples ({cfg.max_samples}) reached"
+    if elapsed_s >= cfg.max_time_s:
+        return True, False, f"max_time_s ({cfg.max_time_s:g}) reached"
+    return False, False, ""
+
+
+def summarize(samples: Sequence[float], rule_met: bool, reason: str, wall_s: float, mode: str, cache: str) -> TimingStats:
+    xs = sorted(samples)
+    q1, med, q3 = quantile(xs, 0.25), quantile(xs, 0.5), quantile(xs, 0.75)
+    return TimingStats(
+        median_ms=med, q1_ms=q1, q3_ms=q3, iqr_ms=q3 - q1, min_ms=xs[0], mean_ms=statistics.fmean(xs),
+        std_ms=statistics.stdev(xs) if len(xs) > 1 else 0.0, n=len(xs), rse=rse_of_median(xs), rule_met=rule_met,
+        stop_reason=reason, measured_ms=sum(xs), wall_s=wall_s, mode=mode, cache=cache, samples_ms=list(samples))
+
+
+@dataclass
+class WarmupInfo:
+    calls: int
+    ms: float
+    host_enqueue_us: float  # host time to queue one call: what the hold must cover
+    hold_us: float
+
+
+class Sampler:
+    """Times `calls` (one zero-argument callable per input set, used round-robin) on `device`.
+
+    `before_sample(i)` runs outside the timed region before each sample (the worker uses it to
+    refresh inputs so a cache keyed on input contents cannot win).
+    """
+
+    def __init__(self, device: Device, calls: list[Callable[[], Any]], cfg: BenchConfig,
+                 before_sample: Callable[[int], None] | None = None):
+        self.device = device
+        self.cfg = cfg
+        self.mode = cfg.timer
+        self.divisor = 1
+        self.calls = calls
+        self.before_sample = before_sample or (lambda i: None)
+        self.hold_us = 0.0
+        self.count = 0
+
+    def use_graphs_if_configured(self) -> None:
+        """CUDA-graph mode when the config asks for it and the device can capture: each input set's
+        call becomes the replay of a graph of `graph_batch` calls."""
+        if not (self.cfg.cuda_graph and self.device.supports_graphs()):
+            return
+        with self.device.stream():
+            self.calls = [self.device.capture_graph(call, self.cfg.graph_batch) for call in self.calls]
+        self.mode = "cuda-graph" if self.cfg.timer == "events" else f"cuda-graph+{self.cfg.timer}"
+        self.divisor = self.cfg.graph_batch
+
+    def warmup(self) -> WarmupInfo:
+        dev, cfg = self.device, self.cfg
+        start = time.perf_counter()
+        n = 0
+        enqueue: list[float] = []
+        with dev.stream():
+            while n < max(cfg.warmup_count, 1) or (time.perf_counter() - start) * 1e3 < cfg.warmup_ms:
+                dev.synchronize()
+                t0 = time.perf_counter()
+                self.calls[n % len(self.calls)]()
+                enqueue.append((time.perf_counter() - t0) * 1e6)
+                n += 1
+                if (time.perf_counter() - start) > cfg.max_time_s:
+                    break
+            dev.synchronize()
+        host_us = statistics.median(enqueue[1:] or enqueue)
+        # Enough device-side hold to cover queueing the call (plus events); capped so a slow
+        # host-bound call is not hidden behind an unbounded sleep.
+        self.hold_us = min(1.5 * host_us + 20.0, MAX_HOLD_US)
+        return WarmupInfo(n, (time.perf_counter() - start) * 1e3, host_us, self.hold_us)
+
+    def _sample(self, after: Callable[[], None], before: Callable[[], None] = lambda: None) -> None:
+        """Queue one sample: refresh inputs, flush (cold), hold, `before`, the call, `after`.
+
+        Everything but the call sits outside what `before`/`after` bracket (events or markers)."""
+        i = self.count % len(self.calls)
+        self.before_sample(i)
+        if self.cfg.cache == "cold":
+            self.device.flush_cache()
+        self.device.hold(self.hold_us)
+        before()
+        self.calls[i]()
+        after()
+        self.count += 1
+
+    def chunk(self, n: int) -> list[float]:
+        """`n` samples in milliseconds per call; one synchronize at the end, none inside."""
+        if self.cfg.timer == "cupti":
+            return self._chunk_cupti(n)
+        dev = self.device
+        pairs = [(dev.event(), dev.event()) for _ in range(n)]
+        with dev.stream():
+            for start, end in pairs:
+                self._sample(end.record, start.record)
+            dev.synchronize()
+        return [s.elapsed_ms(e) / self.divisor for s, e in pairs]
+
+    def _chunk_cupti(self, n: int) -> list[float]:
+        """Same sequence as events mode, but each call bracketed by spin kernels and timed from the
+        profiler's kernel timestamps: no event overhead, which matters for kernels of a few us."""
+        dev = self.device
+
+        def run() -> None:
+            with dev.stream():
+                for _ in range(n):
+                    self._sample(dev.mark)
+        acts = dev.device_activities(run)
+        if acts is None:
+            raise RuntimeError(f"timer 'cupti' needs a device with activity tracing; {dev.kind} has none")
+        times = call_times_us(acts)
+        if len(times) != n:
+            raise AttributionError(f"attributed {len(times)} calls in the trace, expected {n}")
+        return [t / 1e3 / self.divisor for t in times]
+
+    def hidden_work_check(self, reps: int = 5) -> dict[str, float]:
+        """Compare device events with the host clock over the same call, synchronizing the whole
+        device after it: work queued on another stream or thread shows up only in the host clock."""
+        dev = self.device
+
+        def measure(call: Callable[[], Any]) -> tuple[float, float]:
+            ev, wall = [], []
+            with dev.stream():
+                for _ in range(reps):
+                    dev.synchronize()
+                    start, end = dev.event(), dev.event()
+                    t0 = time.perf_counter()
+                    start.record()
+                    call()
+                    end.record()
+                    dev.synchronize()
+                    wall.append((time.perf_counter() - t0) * 1e3)
+                    ev.append(start.elapsed_ms(end))
+            return statistics.median(ev), statistics.median(wall)
+
+        _, base_wall = measure(lambda: None)
+        events_ms, wall_ms = measure(self.calls[0])
+        events_ms /= self.divisor
+        wall_ms = (wall_ms - base_wall) / self.divisor
+        out: dict[str, Any] = {"events_ms": events_ms, "wall_ms": wall_ms, "baseline_ms": base_wall,
+                               "hidden_ms": max(wall_ms - events_ms, 0.0)}
+        out.update(self._escaped_work())
+        return out
+
+    def _escaped_work(self) -> dict[str, Any]:
+        """Where the device can trace activities: work on other streams outside the call's window
+        (the host clock alone misses it when the host is slower to launch than the device to run)."""
+        dev = self.device
+
+        def run() -> None:
+            with dev.stream():
+                dev.hold(max(self.hold_us, 50.0))
+                self.calls[0]()
+                dev.mark()
+        try:
+            acts = dev.device_activities(run)
+        except Exception as exc:  # a profiler that cannot start must not fail the solution
+            return {"activity_check": f"unavailable: {type(exc).__name__}: {exc}"[:200]}
+        if acts is None:
+            return {}
+        try:
+            outside = escaped(acts)
+        except AttributionError as exc:
+            return {"activity_check": f"unavailable: {exc}"}
+        return {"escaped_ms": sum(a.dur_us for a in outside) / 1e3 / self.divisor,
+                "escaped_kernels": sorted({a.name[:80] for a in outside})[:5]}
+
+
+def hidden_work_suspected(check: dict[str, Any], min_hidden_ms: float = 0.02, fraction: float = 0.3) -> bool:
+    """Device work outside the timed window (from the profiler trace, where there is one), or wall
+    time well above event time by more than noise: the call did work the timer missed."""
+    if check.get("escaped_ms", 0.0) > max(0.002, 0.1 * check["events_ms"]):
+        return True
+    return check["hidden_ms"] > min_hidden_ms and check["hidden_ms"] > fraction * max(check["wall_ms"], 1e-9)
+
+
+def throttled(clock_readings: Sequence[dict[str, float]], ratio: float = 0.75) -> bool:
+    """nvbench's rule: an SM clock under 75% of the highest seen during the run means throttling."""
+    sm = [c["sm_mhz"] for c in clock_readings if "sm_mhz" in c]
+    return bool(sm) and min(sm) < ratio * max(sm)
+
+
+def measure(device: Device, calls: list[Callable[[], Any]], cfg: BenchConfig,
+            before_sample: Callable[[int], None] | None = None) -> TimingStats:
+    """One series on its own (no interleaved reference): warmup, then chunks until the stopping rule.
+
+    The runner interleaves two Samplers itself; this is for callers that time one thing, such as
+    bench modules and the accuracy benchmark.
+    """
+    sampler = Sampler(device, calls, cfg, before_sample)
+    sampler.use_graphs_if_configured()
+    return sample_until_stopped(sampler)
+
+
+def sample_until_stopped(sampler: Sampler) -> TimingStats:
+    """Warm `sampler` up, then take chunks until its config's stopping rule says stop."""
+    cfg = sampler.cfg
+    began = time.monotonic()
+    sampler.warmup()
+    samples: list[float] = []
+    while True:
+        samples.extend(sampler.chunk(cfg.chunk))
+        stop, met, reason = stopping_decision(samples, time.monotonic() - began, cfg, sampler.divisor)
+        if stop:
+            return summarize(samples, met, reason, time.monotonic() - began, sampler.mode, cfg.cache)

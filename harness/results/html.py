@@ -1,0 +1,103 @@
+"""A report as one self-contained HTML page: the table per workload and an inline SVG chart of
+latency (median with IQR whiskers, reference included) and speedup per solution.
+
+No scripts, fonts, images or stylesheets are fetched, so the page opens from a CI artifact, a mail
+attachment or an air-gapped machine exactly as it was written.
+"""
+from __future__ import annotations
+
+from html import escape
+from typing import Any, Sequence
+
+from harness.results.report import HEADERS, fmt_time, group_by_workload, row
+from harness.results.trace import Status, Trace
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem;color:#1b1f24;max-width:1200px}
+h1{font-size:1.4rem}h2{font-size:1.1rem;margin-top:2rem;border-bottom:1px solid #d0d7de;padding-bottom:.3rem}
+table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}th,td{border:1px solid #d0d7de;padding:.25rem .5rem;text-align:left}
+th{background:#f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+tr.PASSED td.status{color:#1a7f37}tr.SKIPPED td.status{color:#6e7781}tr.fail td.status{color:#cf222e;font-weight:600}
+.meta{color:#57606a;font-size:.85rem}.chart{margin:.5rem 0 1rem}.chart text{font-size:11px;fill:#1b1f24}
+.ok{color:#1a7f37}.bad{color:#cf222e}details{margin:.5rem 0}pre{white-space:pre-wrap;font-size:.8rem}
+"""
+BAR_W, LABEL_W, ROW_H = 420, 190, 22
+NUMERIC = {"latency", "iqr", "reference", "speedup", "GB/s", "TFLOP/s", "SOL"}
+
+
+def _chart(traces: Sequence[Trace]) -> str:
+    """Horizontal bars: each timed solution's median (whiskers q1..q3) and the reference's, on one scale."""
+    bars: list[tuple[str, Any, float | None, bool]] = []  # label, timing, speedup, is_reference
+    ref = next((t.reference_timing for t in traces if t.reference_timing is not None), None)
+    if ref is not None:
+        bars.append(("reference", ref, None, True))
+    for t in traces:
+        if t.status == Status.PASSED and t.timing is not None:
+            bars.append((t.solution, t.timing, t.speedup, False))
+    if not bars:
+        return ""
+    top = max(b[1].q3_ms for b in bars) or 1.0
+    height = ROW_H * len(bars) + 28
+    width = LABEL_W + BAR_W + 150
+    out = [f'<svg class="chart" role="img" aria-label="latency per solution" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">']
+    for i, (label, tm, speedup, is_ref) in enumerate(bars):
+        y = 4 + i * ROW_H
+        w = max(1.0, BAR_W * tm.median_ms / top)
+        x1, x3 = LABEL_W + BAR_W * tm.q1_ms / top, LABEL_W + BAR_W * tm.q3_ms / top
+        colour = "#8c959f" if is_ref else ("#1f6feb" if (speedup or 0) >= 1 else "#d29922")
+        value = fmt_time(tm.median_ms) + ("" if speedup is None else f"  {speedup:.2f}x")
+        out.append(f'<g class="bar" data-solution="{escape(label)}">'
+                   f'<text x="{LABEL_W - 6}" y="{y + 14}" text-anchor="end">{escape(label)}</text>'
+                   f'<rect x="{LABEL_W}" y="{y + 3}" width="{w:.1f}" height="{ROW_H - 8}" fill="{colour}"/>'
+                   f'<line x1="{x1:.1f}" x2="{x3:.1f}" y1="{y + 11}" y2="{y + 11}" stroke="#1b1f24" stroke-width="1.5"/>'
+                   f'<text x="{LABEL_W + max(w, BAR_W * tm.q3_ms / top) + 6:.1f}" y="{y + 14}">{escape(value)}</text></g>')
+    axis_y = 4 + len(bars) * ROW_H + 4
+    out.append(f'<line x1="{LABEL_W}" x2="{LABEL_W + BAR_W}" y1="{axis_y}" y2="{axis_y}" stroke="#8c959f"/>'
+               f'<text x="{LABEL_W}" y="{axis_y + 14}">0</text>'
+               f'<text x="{LABEL_W + BAR_W}" y="{axis_y + 14}" text-anchor="end">{escape(fmt_time(top))}</text>'
+               f'<text x="{LABEL_W + BAR_W / 2}" y="{axis_y + 14}" text-anchor="middle">median latency · whisker: '
+               f'IQR · label: speedup over the reference</text></svg>')
+    return "".join(out)
+
+
+def _table(traces: Sequence[Trace]) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in HEADERS)
+    body = []
+    for t in traces:
+        cls = str(t.status) if t.status in (Status.PASSED, Status.SKIPPED) else "fail"
+        cells = "".join(f'<td class="{"num" if h in NUMERIC else "status" if h == "status" else ""}">{escape(c)}</td>'
+                        for h, c in zip(HEADERS, row(t)))
+        body.append(f'<tr class="{cls}" data-solution="{escape(t.solution)}" data-workload="{escape(t.workload)}">{cells}</tr>')
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def render_html(report: dict[str, Any], traces: Sequence[Trace], title: str | None = None) -> str:
+    summary = report.get("summary", {})
+    device = report.get("environment", {}).get("device", {}) or {}
+    title = title or f"opbench: {report.get('definition', '')} on {report.get('device', '')}"
+    counts = ", ".join(f"{v} {k}" for k, v in sorted(summary.get("by_status", {}).items()))
+    ok = summary.get("ok", True)
+    parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>"
+             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><style>{CSS}</style></head><body>",
+             f"<h1>{escape(title)}</h1>",
+             f'<p class="meta">device: {escape(str(report.get("device", "?")))} ({escape(str(device.get("name", "?")))}) · '
+             f'created {escape(str(report.get("created", "?")))} · run seed {escape(str(report.get("run_seed")))} · '
+             f'{len(traces)} results: {escape(counts)} · '
+             f'<span class="{"ok" if ok else "bad"}">{"all as expected" if ok else "NOT all as expected"}</span></p>']
+    for line in summary.get("unexpected", []):
+        parts.append(f'<p class="bad">unexpected: {escape(line)}</p>')
+    for failure in report.get("failures", []) or []:
+        parts.append(f'<details class="failure"><summary class="bad">failed: {escape(str(failure.get("where")))}</summary>'
+                     f'<pre>{escape(str(failure.get("message", "")))}</pre></details>')
+    for (definition, workload), group in group_by_workload(traces).items():
+        axes = ", ".join(f"{k}={v}" for k, v in group[0].axes.items())
+        parts.append(f'<section class="workload" data-definition="{escape(definition)}" data-workload="{escape(workload)}">'
+                     f"<h2>{escape(definition)} / {escape(workload)} <span class=\"meta\">({escape(axes)})</span></h2>"
+                     f"{_chart(group)}{_table(group)}</section>")
+    if report.get("parts"):
+        lines = "\n".join(f"{p.get('definition')} on {p.get('lane') or p.get('device')} (seed {p.get('run_seed')})"
+                          for p in report["parts"])
+        parts.append(f"<details><summary>{len(report['parts'])} part(s) merged</summary><pre>{escape(lines)}</pre></details>")
+    parts.append("</body></html>\n")
+    return "".join(parts)

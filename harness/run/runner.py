@@ -1,0 +1,280 @@
+"""The run: for each solution and workload, check correctness against the reference on several rounds
+of fresh inputs, then time solution and reference interleaved, then re-check what was timed.
+
+The parent (this module) is trusted and never imports solution code; the reference and each solution
+live in their own worker process (`isolation.Worker`). Every failure mode of a worker becomes a
+status on a `Trace`; only a broken manifest or reference stops the run.
+"""
+from __future__ import annotations
+
+import math
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from harness.execute.correctness import Verdict, compare
+from harness.measure.devices import device_class, detect_kind
+from harness.execute.dtypes import to_torch
+from harness.measure.environment import environment
+from harness.spec.expressions import evaluate
+from harness.execute.inputs import mix_seed
+from harness.execute.isolation import Worker, WorkerError
+from harness.spec.model import BenchConfig, Manifest, Solution, Workload
+from harness.measure.timing import hidden_work_suspected, stopping_decision, summarize, throttled
+from harness.results.trace import Status, Trace
+
+RESTART_AFTER = {Status.RUNTIME_ERROR, Status.TIMEOUT, Status.OUT_OF_MEMORY, Status.TAMPERED}
+
+
+class RunError(Exception):
+    """The run itself cannot proceed (bad device request, broken reference)."""
+
+
+@dataclass
+class RunOptions:
+    device: str = "auto"          # auto | cpu | cuda | npu
+    device_index: int = 0
+    run_seed: int | None = None   # private seed; drawn at random unless reproducing a run
+    solutions: list[str] | None = None
+    workloads: list[str] | None = None
+    log_dir: Path = Path("out/logs")
+
+
+@dataclass
+class RunResult:
+    manifest: Manifest
+    device: str
+    run_seed: int
+    environment: dict[str, Any]
+    traces: list[Trace] = field(default_factory=list)
+
+
+Progress = Callable[[str], None]
+
+
+def resolve_device(requested: str) -> str:
+    if requested == "auto":
+        return detect_kind()
+    ok, why = device_class(requested).available()
+    if not ok:
+        raise RunError(f"device '{requested}' requested but not usable here: {why}")
+    return requested
+
+
+def tensor_bytes(manifest: Manifest, w: Workload) -> float:
+    d = manifest.definition
+    total = 0
+    for name, spec in {**d.inputs, **d.outputs}.items():
+        shape = w.shape_of(spec)
+        if shape is not None:
+            total += math.prod(shape) * to_torch(w.dtypes[name]).itemsize
+    return float(total)
+
+
+class Runner:
+    def __init__(self, manifest: Manifest, options: RunOptions, progress: Progress | None = None):
+        self.m = manifest
+        self.opt = options
+        self.cfg: BenchConfig = manifest.bench
+        self.progress = progress or (lambda msg: None)
+        self.kind = resolve_device(options.device)
+        self.run_seed = options.run_seed if options.run_seed is not None else secrets.randbits(62)
+        self.ref: Worker | None = None
+        self.ref_info: dict[str, Any] = {}
+        self.expected: dict[tuple[str, int], list[torch.Tensor]] = {}
+
+    # -- reference ----------------------------------------------------------------------------
+    def _start_reference(self) -> None:
+        self.ref = Worker("reference", self.opt.log_dir)
+        try:
+            self.ref_info = self.ref.call("build", self.m.definition.reference, self.m.definition, self.kind,
+                                          self.opt.device_index, self.run_seed, timeout=self.cfg.compile_timeout_s)
+        except WorkerError as exc:
+            self.ref.close()
+            raise RunError(f"reference of {self.m.definition.name} ({self.m.definition.reference.origin}) failed to load: "
+                           f"{exc.message}")
+
+    def _ref_call(self, cmd: str, *args: Any, timeout: float) -> dict[str, Any]:
+        assert self.ref is not None
+        if not self.ref.alive:
+            self._start_reference()
+        try:
+            return self.ref.call(cmd, *args, timeout=timeout)
+        except WorkerError as exc:
+            raise WorkerError(exc.status, f"reference failed: {exc.message}")
+
+    def _expected(self, w: Workload, seed: int) -> list[torch.Tensor]:
+        key = (w.id, seed)
+        if key not in self.expected:
+            reply = self._ref_call("run", w, seed, timeout=self.cfg.run_timeout_s)
+            if reply["problem"]:
+                raise WorkerError("RUNTIME_ERROR", f"reference: {reply['problem'][1]}")
+            self.expected[key] = reply["outputs"]
+        return self.expected[key]
+
+    # -- the run ------------------------------------------------------------------------------
+    def run(self) -> RunResult:
+        self._start_reference()
+        env = environment(self.ref_info.get("device"))
+        env["versions"] = {**env["versions"], **self.ref_info.get("versions", {})}
+        result = RunResult(self.m, self.kind, self.run_seed, env)
+        workloads = [w for w in self.m.workloads if not self.opt.workloads or w.id in self.opt.workloads]
+        solutions = [s for s in self.m.solutions if not self.opt.solutions or s.name in self.opt.solutions]
+        try:
+            for sol in solutions:
+                result.traces.extend(self._solution(sol, workloads))
+        finally:
+            if self.ref is not None:
+                self.ref.close()
+        return result
+
+    def _trace(self, sol: Solution, w: Workload, status: Status, message: str = "", **kw: Any) -> Trace:
+        return Trace(definition=self.m.definition.name, workload=w.id, axes=dict(w.axes), solution=sol.name,
+                     language=sol.language, device=self.kind, status=status, message=message.strip(),
+                     expected_status=sol.expected_status, **kw)
+
+    def _solution(self, sol: Solution, workloads: list[Workload]) -> list[Trace]:
+        if self.kind not in sol.devices:
+            why = f"{sol.language} solution targets {', '.join(sol.devices)}; this run is on {self.kind}"
+            return [self._trace(sol, w, Status.SKIPPED, why) for w in workloads]
+        worker = Worker(sol.name, self.opt.log_dir)
+        traces: list[Trace] = []
+        built = False
+        try:
+            for w in workloads:
+                self.progress(f"{sol.name} :: {w.id}")
+                if not built or not worker.alive:
+                    try:
+                        worker.call("build", sol, self.m.definition, self.kind, self.opt.device_index,
+                                    mix_seed(self.run_seed, sol.name), timeout=self.cfg.compile_timeout_s)
+                        built = True
+                    except WorkerError as exc:
+                        status = Status(exc.status)
+                        msg = exc.message if status != Status.TIMEOUT else f"build: {exc.message}"
+                        traces.extend(self._trace(sol, x, status, msg) for x in workloads[len(traces):])
+                        return traces
+                trace = self._workload(worker, sol, w)
+                traces.append(trace)
+                self.progress(f"{sol.name} :: {w.id} -> {trace.status}")
+                if trace.status in RESTART_AFTER:
+                    worker.kill()
+            return traces
+        finally:
+            worker.close()
+
+    def _workload(self, worker: Worker, sol: Solution, w: Workload) -> Trace:
+        cfg = self.cfg
+        names = list(self.m.definition.outputs)
+        seeds = [mix_seed(self.run_seed, w.seed, r) for r in range(cfg.correctness_rounds)]
+        correctness: dict[str, Any] = {"rounds": 0}
+        try:
+            for seed in seeds:
+                expected = self._expected(w, seed)
+                reply = worker.call("run", w, seed, timeout=cfg.run_timeout_s)
+                if reply["problem"]:
+                    return self._trace(sol, w, Status(reply["problem"][0]), reply["problem"][1], correctness=correctness)
+                verdict = compare(names, reply["outputs"], expected, w.tolerance)
+                correctness["rounds"] += 1
+                _merge_stats(correctness, verdict)
+                if verdict.status != Status.PASSED:
+                    return self._trace(sol, w, verdict.status, f"round {correctness['rounds']}: {verdict.message}",
+                                       correctness=correctness)
+            return self._timed(worker, sol, w, seeds, correctness)
+        except WorkerError as exc:
+            return self._trace(sol, w, Status(exc.status), exc.message, correctness=correctness)
+
+    def _timed(self, worker: Worker, sol: Solution, w: Workload, seeds: list[int], correctness: dict[str, Any]) -> Trace:
+        cfg = self.cfg
+        names = list(self.m.definition.outputs)
+        t_run = cfg.run_timeout_s
+        start_s = worker.call("time_start", w, seeds, cfg, timeout=t_run)
+        self._ref_call("time_start", w, seeds, cfg, timeout=t_run)
+        clocks = [c for c in (start_s.get("clocks"),) if c]
+        series: dict[str, list[float]] = {"sol": [], "ref": []}
+        wall = {"sol": 0.0, "ref": 0.0}
+        done = {"sol": (False, False, ""), "ref": (False, False, "")}
+        began = time.monotonic()
+        while not (done["sol"][0] and done["ref"][0]):
+            for key in ("sol", "ref"):
+                t0 = time.monotonic()
+                reply = (worker.call("time_chunk", cfg.chunk, timeout=t_run) if key == "sol"
+                         else self._ref_call("time_chunk", cfg.chunk, timeout=t_run))
+                wall[key] += time.monotonic() - t0
+                series[key].extend(reply["samples"])
+                if reply.get("clocks"):
+                    clocks.append(reply["clocks"])
+            elapsed = time.monotonic() - began
+            for key in ("sol", "ref"):
+                if not done[key][0]:
+                    done[key] = stopping_decision(series[key], elapsed, cfg, start_s["calls_per_sample"])
+            if elapsed > cfg.max_time_s * 1.5:  # both capped by max_time_s; this only guards the loop
+                break
+        end_s = worker.call("time_end", timeout=t_run)
+        self._ref_call("time_end", timeout=t_run)
+        mode = start_s["mode"]
+        timing = summarize(series["sol"], done["sol"][1], done["sol"][2], wall["sol"], mode, cfg.cache)
+        ref_timing = summarize(series["ref"], done["ref"][1], done["ref"][2], wall["ref"], mode, cfg.cache)
+        timing_kw: dict[str, Any] = {"timing": timing, "reference_timing": ref_timing, "correctness": correctness}
+        if end_s["problem"]:
+            return self._trace(sol, w, Status(end_s["problem"][0]), end_s["problem"][1], **timing_kw)
+        for i, check in enumerate(end_s["checks"]):  # results must still be right after timing
+            expected = self._ref_call("run_on", check["inputs"], timeout=t_run)["outputs"]
+            verdict = compare(names, check["outputs"], expected, w.tolerance)
+            if verdict.status != Status.PASSED:
+                return self._trace(sol, w, verdict.status, f"after timing (input set {i}): {verdict.message}", **timing_kw)
+        hidden = end_s["hidden"]
+        correctness["hidden_work_check"] = hidden
+        if hidden_work_suspected(hidden):
+            if hidden.get("escaped_ms"):
+                why = (f"{hidden['escaped_ms'] * 1e3:.4g} us of device work ran on other streams outside the timed "
+                       f"window ({', '.join(hidden['escaped_kernels'])})")
+            else:
+                why = (f"host clock saw {hidden['wall_ms']:.4g} ms per call but device events only "
+                       f"{hidden['events_ms']:.4g} ms: work ran outside the timed stream")
+            return self._trace(sol, w, Status.HIDDEN_WORK, why, **timing_kw)
+        speedup = ref_timing.median_ms / timing.median_ms if timing.median_ms > 0 else None
+        throughput = self._throughput(w, timing.median_ms)
+        flags = []
+        if not timing.rule_met:
+            flags.append(f"NOISY({timing.stop_reason})")
+        if speedup is not None and speedup > cfg.suspicious_speedup:
+            flags.append(f"SUSPICIOUS_SPEEDUP(>{cfg.suspicious_speedup:g}x)")
+        if throughput.get("sol_fraction", 0.0) > 1.0:
+            flags.append("ABOVE_PEAK")
+        if throttled(clocks):
+            flags.append("THROTTLED")
+        correctness["clocks"] = clocks[:1] + clocks[-1:]
+        return self._trace(sol, w, Status.PASSED, "", speedup=speedup, throughput=throughput, flags=flags, **timing_kw)
+
+    def _throughput(self, w: Workload, median_ms: float) -> dict[str, float]:
+        d = self.m.definition
+        if median_ms <= 0:
+            return {}
+        seconds = median_ms * 1e-3
+        axes = {k: float(v) for k, v in w.axes.items()}
+        out: dict[str, float] = {}
+        n_bytes = evaluate(d.bytes, axes) if d.bytes else tensor_bytes(self.m, w)
+        out["gb_per_s"] = n_bytes / seconds / 1e9
+        peak = self.ref_info.get("peak") or {}
+        fractions = []
+        if peak.get("bytes_per_s"):
+            fractions.append(n_bytes / seconds / peak["bytes_per_s"])
+        if d.flops:
+            flops = evaluate(d.flops, axes)
+            out["tflop_per_s"] = flops / seconds / 1e12
+            dtype = w.dtypes[next(iter(d.inputs))]
+            peak_flops = (peak.get("flops_per_s") or {}).get(dtype) or (peak.get("flops_per_s") or {}).get("float32")
+            if peak_flops:
+                fractions.append(flops / seconds / peak_flops)
+        if fractions:
+            out["sol_fraction"] = max(fractions)
+        return out
+
+
+def _merge_stats(acc: dict[str, Any], verdict: Verdict) -> None:
+    for key, value in verdict.stats.items():
+        acc[key] = max(acc.get(key, 0.0), value)

@@ -1,0 +1,334 @@
+"""Manifest loading: YAML (with `$include`) or a FlashInfer-Bench directory -> validated `Manifest`.
+
+Loading is two passes so every problem is reported at once: the JSON Schema pass (shape of the
+document) and a cross-check pass (names that must agree across sections, files that must exist).
+"""
+from __future__ import annotations
+
+import glob as globlib
+import json
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.spec.expressions import check_expression
+from harness.spec.model import (Axis, BenchConfig, Definition, Generator, Manifest, Reference, Solution,
+                    TensorSpec, Tolerance, Workload)
+from harness.spec.schema import FieldError, Locator, ManifestError, PathPart, display, validate
+
+INCLUDE = "$include"
+DEFAULT_TOLERANCE = {  # (atol, rtol) by the output's dtype, as KernelBench/SOL-ExecBench use
+    "float64": (1e-6, 1e-6), "float32": (1e-4, 1e-4), "float16": (1e-2, 1e-2),
+    "bfloat16": (2e-2, 2e-2), "float8_e4m3fn": (1e-1, 1e-1), "float8_e5m2": (2e-1, 2e-1),
+}
+
+
+def read_structured(path: Path) -> Any:
+    """Parse a YAML or JSON file, turning syntax errors into a FieldError naming line and column."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ManifestError([FieldError(display(path), (), f"cannot read file: {exc.strerror}")])
+    try:
+        if path.suffix == ".json":
+            return json.loads(text)
+        return yaml.safe_load(text)
+    except json.JSONDecodeError as exc:
+        raise ManifestError([FieldError(display(path), (), f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")])
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ManifestError([FieldError(display(path), (), f"invalid YAML{where}: {problem}")])
+
+
+def _expand(node: Any, base: Path, path: tuple[PathPart, ...], loc: Locator, errors: list[FieldError],
+            stack: tuple[Path, ...]) -> Any:
+    """Replace `{$include: file}` nodes by the file's content; in a list, a glob splices every match."""
+    if isinstance(node, dict) and INCLUDE in node:
+        target = node[INCLUDE]
+        if len(node) != 1 or not isinstance(target, str):
+            errors.append(FieldError(loc(path), path, f"'{INCLUDE}' must be the only key and name a file"))
+            return None
+        file = (base / target).resolve()
+        if file in stack:
+            errors.append(FieldError(loc(path), path, f"include cycle through {display(file)}"))
+            return None
+        if not file.is_file():
+            errors.append(FieldError(loc(path), path, f"included file {target!r} does not exist"))
+            return None
+        try:
+            content = read_structured(file)
+        except ManifestError as exc:
+            errors.extend(exc.errors)
+            return None
+        loc.add(path, display(file))
+        return _expand(content, file.parent, path, loc, errors, stack + (file,))
+    if isinstance(node, dict):
+        return {k: _expand(v, base, path + (k,), loc, errors, stack) for k, v in node.items()}
+    if isinstance(node, list):
+        out: list[Any] = []
+        for item in node:
+            if isinstance(item, dict) and set(item) == {INCLUDE} and isinstance(item[INCLUDE], str) \
+                    and any(ch in item[INCLUDE] for ch in "*?["):
+                matches = sorted(globlib.glob(str(base / item[INCLUDE])))
+                if not matches:
+                    errors.append(FieldError(loc(path), path + (len(out),), f"include pattern {item[INCLUDE]!r} matches no file"))
+                for match in matches:
+                    rel = str(Path(match).relative_to(base))
+                    out.append(_expand({INCLUDE: rel}, base, path + (len(out),), loc, errors, stack))
+            else:
+                out.append(_expand(item, base, path + (len(out),), loc, errors, stack))
+        return out
+    return node
+
+
+def load_document(path: Path) -> tuple[dict[str, Any], Locator]:
+    """The manifest as one plain document plus where each part came from (YAML file or FlashInfer dir)."""
+    path = Path(path)
+    if path.is_dir():
+        from harness.spec.flashinfer import import_directory
+        return import_directory(path)
+    if not path.exists():
+        raise ManifestError([FieldError(display(path), (), "manifest file does not exist")])
+    loc = Locator(display(path))
+    errors: list[FieldError] = []
+    raw = read_structured(path)
+    doc = _expand(raw, path.resolve().parent, (), loc, errors, (path.resolve(),))
+    if errors:
+        raise ManifestError(errors)
+    if not isinstance(doc, dict):
+        raise ManifestError([FieldError(display(path), (), f"expected a mapping at the top level, got {type(doc).__name__}")])
+    return doc, loc
+
+
+def _base_dir(loc: Locator, path: tuple[PathPart, ...]) -> Path:
+    return Path(loc(path)).resolve().parent
+
+
+def _cross_check(doc: dict[str, Any], loc: Locator) -> list[FieldError]:
+    """Checks JSON Schema cannot express: names that must agree between sections, files that must exist."""
+    errs: list[FieldError] = []
+
+    def err(path: tuple[PathPart, ...], msg: str) -> None:
+        errs.append(FieldError(loc(path), path, msg))
+
+    d = doc["definition"]
+    axes: dict[str, Any] = d["axes"]
+    tensors = {**d["inputs"], **d["outputs"]}
+    for section in ("inputs", "outputs"):
+        for name, spec in d[section].items():
+            for i, dim in enumerate(spec.get("shape") or []):
+                if isinstance(dim, str) and dim not in axes:
+                    err(("definition", section, name, "shape", i), f"unknown axis {dim!r}; declared axes: {sorted(axes)}")
+    for name in set(d["inputs"]) & set(d["outputs"]):
+        err(("definition", "outputs", name), f"{name!r} is declared both as input and output")
+    for key in ("flops", "bytes"):
+        if key in d:
+            problem = check_expression(d[key], set(axes))
+            if problem:
+                err(("definition", key), problem)
+    ref = d["reference"]
+    if isinstance(ref, dict) and "file" in ref:
+        if not (_base_dir(loc, ("definition", "reference")) / ref["file"]).is_file():
+            err(("definition", "reference", "file"), f"reference file {ref['file']!r} does not exist")
+
+    var_axes = {n for n, a in axes.items() if a["type"] == "var"}
+    seen_ids: dict[str, int] = {}
+    for i, w in enumerate(doc["workloads"]):
+        wp: tuple[PathPart, ...] = ("workloads", i)
+        given = w.get("axes", {})
+        for name in sorted(var_axes - set(given)):
+            err(wp + ("axes",), f"missing value for var axis {name!r}")
+        for name, value in given.items():
+            if name not in axes:
+                err(wp + ("axes", name), f"unknown axis {name!r}; declared axes: {sorted(axes)}")
+            elif axes[name]["type"] == "const" and value != axes[name]["value"]:
+                err(wp + ("axes", name), f"const axis {name!r} is {axes[name]['value']}, got {value}")
+        for name in w.get("inputs", {}):
+            if name not in d["inputs"]:
+                err(wp + ("inputs", name), f"unknown input {name!r}; declared inputs: {sorted(d['inputs'])}")
+            elif d["inputs"][name].get("shape", []) is None and w["inputs"][name]["type"] != "scalar":
+                err(wp + ("inputs", name, "type"), f"input {name!r} is a scalar: expected type 'scalar'")
+        for name in d["inputs"]:
+            if d["inputs"][name].get("shape", []) is None and name not in w.get("inputs", {}):
+                err(wp + ("inputs",), f"scalar input {name!r} needs a 'scalar' generator with a value")
+        for name in w.get("dtypes", {}):
+            if name not in tensors:
+                err(wp + ("dtypes", name), f"unknown tensor {name!r}; declared: {sorted(tensors)}")
+        wid = str(w.get("id", i))
+        if wid in seen_ids:
+            err(wp + ("id",), f"duplicate workload id {wid!r} (also workloads[{seen_ids[wid]}])")
+        seen_ids[wid] = i
+        for name, gen in w.get("inputs", {}).items():
+            if gen.get("type") == "safetensors" and not (_base_dir(loc, wp + ("inputs", name)) / gen["path"]).is_file():
+                err(wp + ("inputs", name, "path"), f"safetensors file {gen['path']!r} does not exist")
+
+    names: dict[str, int] = {}
+    for i, s in enumerate(doc["solutions"]):
+        sp: tuple[PathPart, ...] = ("solutions", i)
+        base = _base_dir(loc, sp)
+        if s["name"] in names:
+            err(sp + ("name",), f"duplicate solution name {s['name']!r} (also solutions[{names[s['name']]}])")
+        names[s["name"]] = i
+        if "definition" in s and s["definition"] != d["name"]:
+            err(sp + ("definition",), f"solution is for {s['definition']!r}, this manifest defines {d['name']!r}")
+        entry_file = s["entry_point"].split("::")[0]
+        if not (base / entry_file).is_file():
+            err(sp + ("entry_point",), f"entry file {entry_file!r} does not exist (looked in {display(base)})")
+        for j, src in enumerate(s.get("sources", [])):
+            if not (base / src).is_file():
+                err(sp + ("sources", j), f"source file {src!r} does not exist (looked in {display(base)})")
+    return errs
+
+
+def _build(doc: dict[str, Any], loc: Locator, path: Path) -> Manifest:
+    d = doc["definition"]
+    ref = d["reference"]
+    if isinstance(ref, str):
+        reference = Reference(ref, "run", loc(("definition", "reference")))
+    elif "file" in ref:
+        file = _base_dir(loc, ("definition", "reference")) / ref["file"]
+        reference = Reference(file.read_text(), ref.get("entry", "run"), display(file))
+    else:
+        reference = Reference(ref["source"], ref.get("entry", "run"), loc(("definition", "reference")))
+
+    def specs(section: str) -> dict[str, TensorSpec]:
+        out = {}
+        for name, s in d[section].items():
+            shape = s.get("shape", [])
+            out[name] = TensorSpec(name, None if shape is None else tuple(shape), s["dtype"])
+        return out
+
+    definition = Definition(
+        name=d["name"], description=d.get("description", ""),
+        axes={n: Axis(n, a["type"], a.get("value")) for n, a in d["axes"].items()},
+        inputs=specs("inputs"), outputs=specs("outputs"), reference=reference,
+        flops=d.get("flops"), bytes=d.get("bytes"))
+
+    workloads = []
+    for i, w in enumerate(doc["workloads"]):
+        axes = {n: a.value for n, a in definition.axes.items() if a.kind == "const"}
+        axes.update(w["axes"])
+        dtypes = {n: s.dtype for n, s in {**definition.inputs, **definition.outputs}.items()}
+        dtypes.update(w.get("dtypes", {}))
+        seed = int(w.get("seed", i))
+        gens = {}
+        for name in definition.inputs:
+            g = dict(w.get("inputs", {}).get(name, {"type": "random"}))
+            kind = g.pop("type")
+            if kind == "safetensors":
+                g["path"] = str(_base_dir(loc, ("workloads", i, "inputs", name)) / g["path"])
+            gens[name] = Generator(kind, g)
+        out_dtypes = [dtypes[n] for n in definition.outputs]
+        atol, rtol = max((DEFAULT_TOLERANCE.get(t, (0.0, 0.0)) for t in out_dtypes), key=lambda p: p[0])
+        tol = w.get("tolerance", {})
+        tolerance = Tolerance(float(tol.get("atol", atol)), float(tol.get("rtol", rtol)), float(tol.get("max_mismatch", 0.0)))
+        wid = str(w.get("id") or "_".join(f"{k}={v}" for k, v in w["axes"].items()) or f"w{i}")
+        workloads.append(Workload(wid, axes, dtypes, gens, tolerance, seed))
+
+    solutions = []
+    for i, s in enumerate(doc["solutions"]):
+        base = _base_dir(loc, ("solutions", i))
+        file, symbol = s["entry_point"].split("::")
+        default_devices = {"pytorch": ("cpu", "cuda", "npu"), "triton": ("cuda",), "cuda_cpp": ("cuda",),
+                           "tilelang": ("cuda",)}[s["language"]]
+        solutions.append(Solution(
+            name=s["name"], language=s["language"], entry_file=(base / file).resolve(), entry_symbol=symbol,
+            sources=tuple((base / src).resolve() for src in s.get("sources", [])),
+            destination_passing_style=bool(s.get("destination_passing_style", False)),
+            devices=tuple(s.get("devices", default_devices)), origin=loc(("solutions", i)),
+            description=s.get("description", ""), expected_status=s.get("expected_status", "PASSED"),
+            build=dict(s.get("build", {}))))
+
+    bench = BenchConfig(**doc.get("bench", {}))
+    return Manifest(path=path, definition=definition, workloads=tuple(workloads), solutions=tuple(solutions), bench=bench)
+
+
+def load_manifest(path: str | Path) -> Manifest:
+    """Load, validate and cross-check; raises ManifestError listing every problem found."""
+    path = Path(path)
+    doc, loc = load_document(path)
+    errors = validate(doc, "manifest", loc)
+    if errors:
+        raise ManifestError(errors)
+    errors = _cross_check(doc, loc)
+    if errors:
+        raise ManifestError(errors)
+    return _build(doc, loc, path)
+
+
+def with_bench_overrides(manifest: Manifest, overrides: dict[str, Any]) -> Manifest:
+    """Command-line timing options win over the manifest's `bench` section."""
+    known = {f.name for f in fields(BenchConfig)}
+    clean = {k: v for k, v in overrides.items() if v is not None and k in known}
+    return replace(manifest, bench=replace(manifest.bench, **clean))
+
+
+def resolve_manifest_path(name: str, manifests_dir: Path) -> Path:
+    """`make bench MANIFEST=rmsnorm.yaml` names a file in manifests/; an existing path is taken as is."""
+    path = Path(name)
+    if path.exists() or path.is_absolute():
+        return path
+    candidate = manifests_dir / name
+    return candidate if candidate.exists() else path
+
+
+def is_suite(path: str | Path) -> bool:
+    """A suite is a YAML/JSON file whose top level has `problems:` (a manifest never does)."""
+    path = Path(path)
+    if path.is_dir() or not path.is_file():
+        return False
+    try:
+        doc = read_structured(path)
+    except ManifestError:
+        return False
+    return isinstance(doc, dict) and "problems" in doc
+
+
+def load_suite(path: str | Path) -> list[Manifest]:
+    """The problems of a suite (schemas/suite.schema.json), each loaded as a manifest and cut down to
+    the workloads/solutions its entry names; a plain manifest is a suite of one. Every problem of
+    every manifest is reported at once."""
+    path = Path(path)
+    if not is_suite(path):
+        return [load_manifest(path)]
+    where = display(path)
+    doc = read_structured(path)
+    errors = validate(doc, "suite", Locator(where))
+    if errors:
+        raise ManifestError(errors)
+    base = path.resolve().parent
+    manifests: list[Manifest] = []
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(doc["problems"]):
+        spec = {"path": entry} if isinstance(entry, str) else entry
+        pattern = spec["path"]
+        files = sorted(globlib.glob(str(base / pattern))) if any(c in pattern for c in "*?[") else [str(base / pattern)]
+        if not files:
+            errors.append(FieldError(where, ("problems", i), f"pattern {pattern!r} matches no manifest"))
+        for file in files:
+            try:
+                m = load_manifest(file)
+            except ManifestError as exc:
+                errors.extend(exc.errors)
+                continue
+            name = m.definition.name
+            if name in seen:
+                errors.append(FieldError(where, ("problems", i),
+                                         f"definition {name!r} is already in the suite (problems[{seen[name]}])"))
+                continue
+            seen[name] = i
+            for key, have in (("workloads", [w.id for w in m.workloads]), ("solutions", [s.name for s in m.solutions])):
+                unknown = sorted(set(spec.get(key, [])) - set(have))
+                if unknown:
+                    errors.append(FieldError(where, ("problems", i, key), f"{name} has no {key} {unknown}; it has {have}"))
+            keep_w, keep_s = spec.get("workloads"), spec.get("solutions")
+            m = replace(m, workloads=tuple(w for w in m.workloads if not keep_w or w.id in keep_w),
+                        solutions=tuple(s for s in m.solutions if not keep_s or s.name in keep_s))
+            manifests.append(with_bench_overrides(m, doc.get("bench", {})))
+    if errors:
+        raise ManifestError(errors)
+    return manifests

@@ -1,0 +1,76 @@
+"""Deterministic splitting of a suite into shards (machines in a CI matrix) or device shares.
+
+The unit of work is one workload of one problem: every solution of that problem runs on it in the
+same process, so solution and reference are timed side by side on one device as in a plain run.
+Units are dealt round-robin in suite order, so shards differ by at most one unit and the split
+depends only on the suite, never on the machine that computes it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+from harness.spec.model import Manifest
+
+SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Shard `index` of `count`, 1-based as in `--shard 1/3` (Jest, Playwright and pytest-split alike)."""
+
+    index: int
+    count: int
+
+    def __post_init__(self) -> None:
+        if self.count < 1 or not 1 <= self.index <= self.count:
+            raise ValueError(f"shard {self.index}/{self.count}: need 1 <= i <= n")
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    @property
+    def slug(self) -> str:
+        return f"shard-{self.index}-of-{self.count}"
+
+    @classmethod
+    def parse(cls, text: str) -> "Shard":
+        match = SHARD_RE.match(text)
+        if not match:
+            raise ValueError(f"bad shard {text!r}: expected i/n, e.g. 2/4")
+        return cls(int(match.group(1)), int(match.group(2)))
+
+
+@dataclass(frozen=True, order=True)
+class Unit:
+    """One workload of one problem (problem = position of the manifest in the suite)."""
+
+    problem: int
+    workload: str
+
+
+def units_of(manifests: Sequence[Manifest]) -> list[Unit]:
+    """Every unit of the suite, in suite order (problem, then workload as the manifest lists them)."""
+    return [Unit(i, w.id) for i, m in enumerate(manifests) for w in m.workloads]
+
+
+def split(units: Sequence[Unit], count: int) -> list[list[Unit]]:
+    """Deal `units` round-robin into `count` lists; every unit lands in exactly one."""
+    return [list(units[k::count]) for k in range(count)]
+
+
+def select(units: Sequence[Unit], shard: Shard) -> list[Unit]:
+    return split(units, shard.count)[shard.index - 1]
+
+
+def restrict(manifests: Sequence[Manifest], units: Sequence[Unit]) -> list[tuple[int, Manifest]]:
+    """(problem index, manifest cut down to the given units), skipping problems with no unit left."""
+    wanted: dict[int, set[str]] = {}
+    for u in units:
+        wanted.setdefault(u.problem, set()).add(u.workload)
+    out = []
+    for i, m in enumerate(manifests):
+        if i in wanted:
+            out.append((i, replace(m, workloads=tuple(w for w in m.workloads if w.id in wanted[i]))))
+    return out

@@ -1,0 +1,92 @@
+"""The timing protocol's logic: statistics, the stopping rule, hidden-work and throttle checks, and
+the sampler itself on the CPU device (real events: host timestamps)."""
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+
+from harness.measure.devices.cpu import CpuDevice
+from harness.spec.model import BenchConfig
+from harness.measure.timing import (Sampler, hidden_work_suspected, quantile, rse_of_median, stopping_decision, summarize,
+                            throttled)
+
+
+def test_quantile_matches_linear_interpolation() -> None:
+    xs = [1.0, 2.0, 3.0, 4.0]
+    assert quantile(xs, 0.5) == 2.5 and quantile(xs, 0.25) == 1.75 and quantile(xs, 1.0) == 4.0
+
+
+def test_rse_falls_with_more_samples_and_ignores_outliers() -> None:
+    few = [1.0, 1.1, 0.9, 1.05, 0.95] * 2
+    many = few * 20
+    assert rse_of_median(many) < rse_of_median(few)
+    assert rse_of_median(many + [1000.0]) == pytest.approx(rse_of_median(many), rel=0.1)
+    assert math.isinf(rse_of_median([1.0, 2.0]))
+
+
+def test_stopping_rule_needs_min_samples_and_min_time() -> None:
+    cfg = BenchConfig(min_samples=10, min_time_ms=5.0, rse_threshold=0.01, max_samples=1000, max_time_s=10)
+    steady = [1.0] * 9
+    assert stopping_decision(steady, 0.1, cfg) == (False, False, "")
+    assert stopping_decision([1.0] * 10, 0.1, cfg)[:2] == (True, True)
+    assert stopping_decision([0.1] * 10, 0.1, cfg)[0] is False  # only 1 ms measured < min_time_ms
+    noisy = [1.0, 3.0] * 50
+    assert stopping_decision(noisy, 0.1, cfg)[0] is False
+    assert stopping_decision(noisy, 11.0, cfg) == (True, False, "max_time_s (10) reached")
+    assert stopping_decision([1.0, 3.0] * 500, 0.1, cfg) == (True, False, "max_samples (1000) reached")
+
+
+def test_summarize_keeps_raw_samples() -> None:
+    samples = [3.0, 1.0, 2.0, 4.0]
+    s = summarize(samples, True, "rse", 0.5, "events", "cold")
+    assert s.samples_ms == samples and s.median_ms == 2.5 and s.min_ms == 1.0 and s.iqr_ms == pytest.approx(1.5)
+    assert s.n == 4 and s.mean_ms == 2.5 and s.measured_ms == 10.0
+
+
+def test_hidden_work_rule() -> None:
+    assert hidden_work_suspected({"events_ms": 0.01, "wall_ms": 2.0, "hidden_ms": 1.99})
+    assert not hidden_work_suspected({"events_ms": 2.0, "wall_ms": 2.01, "hidden_ms": 0.01})
+    assert not hidden_work_suspected({"events_ms": 0.001, "wall_ms": 0.01, "hidden_ms": 0.009})  # under noise floor
+
+
+def test_throttle_rule() -> None:
+    assert throttled([{"sm_mhz": 1980.0}, {"sm_mhz": 1200.0}])
+    assert not throttled([{"sm_mhz": 1980.0}, {"sm_mhz": 1900.0}])
+    assert not throttled([{}])
+
+
+def test_sampler_measures_a_known_duration_on_cpu() -> None:
+    cfg = BenchConfig(warmup_count=2, warmup_ms=0, cache="warm")
+    sampler = Sampler(CpuDevice(), [lambda: time.sleep(0.004)], cfg)
+    info = sampler.warmup()
+    samples = sampler.chunk(5)
+    assert info.calls >= 2 and len(samples) == 5
+    assert all(3.9 <= s < 40 for s in samples)
+
+
+def test_sampler_rotates_inputs_and_refreshes_outside_timing() -> None:
+    seen: list[int] = []
+    refreshed: list[int] = []
+    calls = [lambda i=i: seen.append(i) for i in range(3)]
+    sampler = Sampler(CpuDevice(), calls, BenchConfig(cache="warm"), refreshed.append)
+    sampler.chunk(6)
+    assert seen == [0, 1, 2, 0, 1, 2] and refreshed == [0, 1, 2, 0, 1, 2]
+
+
+def test_cold_cache_flushes_before_every_sample() -> None:
+    class Counting(CpuDevice):
+        flushes = 0
+
+        def flush_cache(self) -> None:
+            Counting.flushes += 1
+
+    Sampler(Counting(), [lambda: None], BenchConfig(cache="cold")).chunk(4)
+    assert Counting.flushes == 4
+
+
+def test_hidden_work_check_on_cpu_sees_no_hidden_work() -> None:
+    sampler = Sampler(CpuDevice(), [lambda: time.sleep(0.002)], BenchConfig(cache="warm"))
+    check = sampler.hidden_work_check(reps=3)
+    assert check["events_ms"] >= 1.9 and not hidden_work_suspected(check)

@@ -1,0 +1,106 @@
+"""Runner statuses for correct, wrong, crashing, hanging and cheating solutions (real workers, CPU)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.spec.manifest import load_manifest
+from harness.run.runner import Runner, RunOptions
+from harness.results.trace import Status
+
+from factories import axpy_document, solution
+
+CASES = {
+    # name: (file, extra solution fields, expected status, words the message must contain)
+    "good": ("good.py", {}, Status.PASSED, ""),
+    "good-dps": ("good_dps.py", {"destination_passing_style": True}, Status.PASSED, ""),
+    "wrong": ("wrong.py", {}, Status.INCORRECT_NUMERICAL, "outside atol"),
+    "raises": ("raises.py", {}, Status.RUNTIME_ERROR, "deliberate failure"),
+    "crash": ("crash.py", {}, Status.RUNTIME_ERROR, "SIGSEGV"),
+    "sleeper": ("sleeper.py", {}, Status.TIMEOUT, "did not finish"),
+    "syntax": ("syntax_error.py", {}, Status.COMPILE_ERROR, "SyntaxError"),
+    "shape": ("wrong_shape.py", {}, Status.INCORRECT_SHAPE, "(4095,)"),
+    "dtype": ("wrong_dtype.py", {}, Status.INCORRECT_DTYPE, "float64"),
+    "nan": ("nan.py", {}, Status.INCORRECT_NUMERICAL, "NaN"),
+    "mutate": ("mutate_input.py", {}, Status.INPUT_MUTATED, "x"),
+    "alias": ("alias_input.py", {}, Status.INPUT_MUTATED, "x"),
+    "alias-view": ("alias_view.py", {}, Status.INVALID_OUTPUT, "shares memory with an input"),
+    "cached-output": ("cached_output.py", {}, Status.INVALID_OUTPUT, "earlier call"),
+    "cached-clone": ("cached_clone.py", {}, Status.INCORRECT_NUMERICAL, "round 2"),
+    "lazy-when-timed": ("lazy_when_timed.py", {}, Status.INCORRECT_NUMERICAL, "after timing"),
+    "patch-timer": ("patch_timer.py", {}, Status.TAMPERED, "elapsed_time"),
+    "thread": ("background_thread.py", {}, Status.TAMPERED, "threads left running"),
+    "subclass": ("subclass_output.py", {}, Status.INVALID_OUTPUT, "exactly torch.Tensor"),
+    "oom": ("host_oom.py", {}, Status.OUT_OF_MEMORY, "allocate"),
+}
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    tmp = tmp_path_factory.mktemp("runner")
+    sols = [solution(name, file, **extra) for name, (file, extra, _, _) in CASES.items()]
+    path = tmp / "axpy.yaml"
+    path.write_text(yaml.safe_dump(axpy_document(sols, {"run_timeout_s": 8}), sort_keys=False))
+    result = Runner(load_manifest(path), RunOptions(device="cpu", run_seed=1234, log_dir=tmp / "logs")).run()
+    return {t.solution: t for t in result.traces}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_status(traces: dict, name: str) -> None:
+    _, _, status, words = CASES[name]
+    trace = traces[name]
+    assert trace.status == status, f"{name}: {trace.status} {trace.message}"
+    assert words in trace.message
+
+
+def test_passing_solution_is_timed_with_raw_samples(traces: dict) -> None:
+    t = traces["good"]
+    assert t.timing is not None and t.reference_timing is not None
+    assert t.timing.n == len(t.timing.samples_ms) >= 3
+    assert t.timing.min_ms <= t.timing.median_ms <= max(t.timing.samples_ms)
+    assert t.speedup == pytest.approx(t.reference_timing.median_ms / t.timing.median_ms)
+    assert t.correctness["rounds"] == 2
+    assert "gb_per_s" in t.throughput
+
+
+def test_failures_are_not_timed(traces: dict) -> None:
+    assert traces["wrong"].timing is None and traces["crash"].timing is None
+
+
+def test_gpu_only_solution_is_skipped_on_cpu(write_manifest, tmp_path: Path) -> None:
+    doc = axpy_document([solution("gpu-only", "good.py", devices=["cuda"])])
+    result = Runner(load_manifest(write_manifest(doc)), RunOptions(device="cpu", log_dir=tmp_path / "logs")).run()
+    (t,) = result.traces
+    assert t.status == Status.SKIPPED and "targets cuda" in t.message and t.as_expected
+
+
+def test_same_run_seed_gives_same_inputs(write_manifest, tmp_path: Path) -> None:
+    """The private seed is recorded so a run can be reproduced bit for bit."""
+    from harness.execute.inputs import generate_inputs, mix_seed
+    import torch
+    m = load_manifest(write_manifest(axpy_document([])))
+    w = m.workloads[0]
+    a = generate_inputs(m.definition, w, mix_seed(7, w.seed, 0), torch.device("cpu"))
+    b = generate_inputs(m.definition, w, mix_seed(7, w.seed, 0), torch.device("cpu"))
+    c = generate_inputs(m.definition, w, mix_seed(8, w.seed, 0), torch.device("cpu"))
+    assert torch.equal(a["x"], b["x"]) and not torch.equal(a["x"], c["x"])
+
+
+def test_broken_reference_is_a_clear_run_error(write_manifest, tmp_path: Path) -> None:
+    from harness.run.runner import RunError
+    doc = axpy_document([solution("good", "good.py")])
+    doc["definition"]["reference"] = "def not_run(x, w):\n    return x\n"
+    with pytest.raises(RunError, match="defines no function 'run'"):
+        Runner(load_manifest(write_manifest(doc)), RunOptions(device="cpu", log_dir=tmp_path / "logs")).run()
+
+
+def test_unavailable_device_is_a_clear_run_error(write_manifest) -> None:
+    from harness.run.runner import RunError, resolve_device
+    import torch
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present")
+    with pytest.raises(RunError, match="not usable here"):
+        resolve_device("cuda")

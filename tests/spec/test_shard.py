@@ -1,0 +1,57 @@
+"""Sharding: deterministic, balanced, and every workload in exactly one shard."""
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from harness.spec.manifest import load_suite
+from harness.results.merge import expected_keys, units_of_plan
+from harness.spec.shard import Shard, Unit, restrict, select, split, units_of
+from harness.run.suite import plan_of
+
+from opbench_data import write_suite
+
+
+def fake_suite(sizes: list[int]) -> list[SimpleNamespace]:
+    return [SimpleNamespace(workloads=[SimpleNamespace(id=f"p{p}w{i}") for i in range(n)]) for p, n in enumerate(sizes)]
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 7, 20])
+def test_every_unit_in_exactly_one_shard(count: int) -> None:
+    units = units_of(fake_suite([5, 1, 3, 0, 4]))
+    shards = [select(units, Shard(i, count)) for i in range(1, count + 1)]
+    flat = [u for s in shards for u in s]
+    assert sorted(flat) == sorted(units) and len(flat) == len(set(flat)) == 13
+    sizes = [len(s) for s in shards]
+    assert max(sizes) - min(sizes) <= 1  # balanced
+    assert shards == [select(units, Shard(i, count)) for i in range(1, count + 1)]  # deterministic
+
+
+def test_parse() -> None:
+    assert Shard.parse("2/4") == Shard(2, 4) and str(Shard.parse(" 1 / 3 ")) == "1/3"
+    assert Shard(2, 4).slug == "shard-2-of-4"
+    for bad in ("0/3", "4/3", "1/0", "a/b", "1-3", ""):
+        with pytest.raises(ValueError):
+            Shard.parse(bad)
+
+
+def test_restrict_cuts_manifests_to_their_units(tmp_path: Path) -> None:
+    manifests = load_suite(write_suite(tmp_path, sizes=(8, 16, 32)))
+    units = units_of(manifests)
+    assert units[:3] == [Unit(0, "n8"), Unit(0, "n16"), Unit(0, "n32")]
+    cut = restrict(manifests, select(units, Shard(2, 4)))  # units 2 and 6: vadd/n16, vmul/n32
+    assert [(i, m.definition.name, [w.id for w in m.workloads]) for i, m in cut] == [(0, "vadd", ["n16"]), (1, "vmul", ["n32"])]
+
+
+def test_merge_reads_the_same_split_from_a_plan(tmp_path: Path) -> None:
+    """`merge` recomputes each shard's share from the plan in the report; it must match `select`."""
+    manifests = load_suite(write_suite(tmp_path, sizes=(8, 16, 32)))
+    plan = plan_of("suite", tmp_path / "suite.yaml", manifests)
+    assert units_of_plan(plan) == units_of(manifests)
+    for i in (1, 2, 3):
+        share = {(manifests[u.problem].definition.name, u.workload) for u in select(units_of(manifests), Shard(i, 3))}
+        keys = expected_keys(plan, {"count": 3, "indices": [i]})
+        assert {(d, w) for d, w, _ in keys} == share
+    assert split([Unit(0, "a")], 3) == [[Unit(0, "a")], [], []]
