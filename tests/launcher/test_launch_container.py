@@ -35,7 +35,7 @@ def test_image_metadata(docker_client: Any, cpu_image: Any, cpu_build_args: dict
     labels = attrs["Config"]["Labels"]
     assert labels["org.opencontainers.image.revision"] == cpu_image.tag.split(":")[1]
     assert labels["org.opencontainers.image.base.name"].startswith("opbench-test-base:")
-    assert "io.opbench.torch.version" in labels and attrs["Config"]["User"] == "opbench"
+    assert "io.opbench.torch.version" in labels and attrs["Config"]["User"] == "10001"  # the image's non-root user, by uid (DL3066)
     # same source, same tag: found again, not rebuilt
     again = ensure(docker_client, ImageRecipe("cpu", cpu_build_args))
     assert again.id == cpu_image.id
