@@ -20,7 +20,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     from harness.benchmod.module import load_bench
-    from harness.benchmod.run import load_bench_manifest
+    from harness.spec.benchmodule import load_bench_manifest
     from harness.measure.devices import make_device
 
     spec = load_bench_manifest(args.manifest)

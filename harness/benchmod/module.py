@@ -24,6 +24,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
+from harness.errors import InputError
+
 API_KINDS = ("triton-wrapper", "tilelang-wrapper", "torch-function", "torch-module")
 HOOKS = {"build_operator_api": 1, "build_bench_cases": 0, "build_bench_case_fn": 2}  # required positional params
 MAX_CASES = 20
@@ -33,11 +35,16 @@ IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 KERNEL_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_:.]*$")  # triton/tilelang names, or aten::op for CPU ops
 
 
-class BenchModuleError(Exception):
+class BenchModuleError(InputError):
+    """Every problem of one bench module, reported at once."""
+
     def __init__(self, origin: str, problems: list[str]):
         self.origin = origin
         self.problems = list(problems)
         super().__init__(f"{origin}: " + "; ".join(self.problems))
+
+    def lines(self) -> list[str]:
+        return [f"invalid bench module {self.origin}: {len(self.problems)} problem(s)", *(f"  {p}" for p in self.problems)]
 
 
 @dataclass(frozen=True)

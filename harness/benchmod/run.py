@@ -1,4 +1,4 @@
-"""`harness run` for a bench-module manifest (a YAML with a top-level `bench_module:` key).
+"""The cases of a bench module, timed in a bench mode (`harness run` on a bench-module manifest).
 
 Runs in this process: the device is set up first (which imports torch_npu before any user module),
 then the bench module is validated and each case is timed in the chosen mode. A case that fails,
@@ -7,70 +7,22 @@ The report has the same format as `harness run`'s, so `harness merge` and the ta
 """
 from __future__ import annotations
 
-import argparse
-import sys
 import tempfile
-from dataclasses import asdict, dataclass, fields, replace
-from datetime import datetime, timezone
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
-import yaml
-
-from harness.spec.model import BenchConfig
-from harness.spec.schema import FieldError, Locator, ManifestError, validate
+from harness.benchmod.module import load_bench
+from harness.measure.devices import make_device
+from harness.measure.environment import environment
+from harness.measure.profilers.attribution import AttributionError
+from harness.measure.profilers.modes import CaseRun, ModeError, check_mode, run_mode
+from harness.results.report import Report
 from harness.results.trace import Status, Trace
+from harness.spec.benchmodule import BenchModuleSpec
+from harness.spec.shard import Shard
 
 CHECK_NOTE = "timing only (bench module: no correctness check)"
-
-
-@dataclass(frozen=True)
-class BenchModuleSpec:
-    path: Path
-    name: str | None
-    operator: Path
-    bench: Path | None
-    mode: str
-    devices: tuple[str, ...]
-    config: BenchConfig
-
-
-def is_bench_module_manifest(path: Path) -> bool:
-    """Cheap sniff: a YAML/JSON mapping whose top level has `bench_module`."""
-    path = Path(path)
-    if not path.is_file() or path.suffix not in (".yaml", ".yml", ".json"):
-        return False
-    try:
-        doc = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError):
-        return False
-    return isinstance(doc, dict) and "bench_module" in doc
-
-
-def load_bench_manifest(path: Path) -> BenchModuleSpec:
-    from harness.spec.manifest import display, read_structured
-    path = Path(path)
-    where = display(path)
-    doc = read_structured(path)
-    errors = validate(doc, "benchmodule", Locator(where))
-    if errors:
-        raise ManifestError(errors)
-    bm, base = doc["bench_module"], path.resolve().parent
-    operator = (base / bm["operator"]).resolve()
-    bench = (base / bm["bench"]).resolve() if "bench" in bm else None
-    missing = [FieldError(where, ("bench_module", key), f"file {f} does not exist")
-               for key, f in (("operator", operator), ("bench", bench)) if f is not None and not f.is_file()]
-    if missing:
-        raise ManifestError(missing)
-    return BenchModuleSpec(path, bm.get("name"), operator, bench, bm.get("mode", "events"),
-                           tuple(bm.get("devices", ("cpu", "cuda", "npu"))), BenchConfig(**doc.get("bench", {})))
-
-
-def with_overrides(spec: BenchModuleSpec, overrides: dict[str, Any]) -> BenchModuleSpec:
-    known = {f.name for f in fields(BenchConfig)}
-    clean = {k: v for k, v in overrides.items() if v is not None and k in known}
-    mode = overrides.get("mode") or spec.mode
-    return replace(spec, mode=mode, config=replace(spec.config, **clean))
 
 
 def _trace(spec_name: str, case_id: str, header: Any, device: str, status: Status, **kw: Any) -> Trace:
@@ -80,13 +32,9 @@ def _trace(spec_name: str, case_id: str, header: Any, device: str, status: Statu
 
 
 def run_cases(spec: BenchModuleSpec, device: Any, workdir: Path, case_ids: list[str] | None,
-              say: Callable[[str], None], shard: Any = None) -> tuple[list[Trace], dict[str, Any]]:
+              say: Callable[[str], None], shard: Shard | None = None) -> tuple[list[Trace], dict[str, Any]]:
     """Time every case (or shard i/n's: cases dealt round-robin, as suites are); returns traces and
     the device info. Raises BenchModuleError on a bad module."""
-    from harness.benchmod.module import load_bench
-    from harness.measure.profilers.attribution import AttributionError
-    from harness.measure.profilers.modes import CaseRun, ModeError, run_mode
-
     loaded = load_bench(spec.operator, spec.bench, device)
     name = spec.name or loaded.header.api_name
     traces = []
@@ -121,74 +69,22 @@ def run_cases(spec: BenchModuleSpec, device: Any, workdir: Path, case_ids: list[
     return traces, device.info()
 
 
-def build_bench_report(spec: BenchModuleSpec, device_kind: str, traces: list[Trace], env: dict[str, Any]) -> dict[str, Any]:
-    from harness.results.report import FORMAT, summary
-    name = traces[0].definition if traces else (spec.name or spec.operator.stem)
-    return {"format": FORMAT, "created": datetime.now(timezone.utc).isoformat(), "manifest": str(spec.path),
-            "definition": name, "device": device_kind, "run_seed": None,
-            "bench": {**asdict(spec.config), "mode": spec.mode, "bench_module": str(spec.bench or "")},
-            "environment": env, "summary": summary(traces), "traces": [t.to_dict() for t in traces]}
-
-
-def cmd_run_bench_module(args: argparse.Namespace, path: Path, say: Callable[[str], None]) -> int:
-    """Exit codes as `harness run`: 0 all cases timed, 1 some failed, 2 bad manifest/module/device."""
-    from harness.benchmod.module import BenchModuleError
-    from harness.measure.devices import device_class, detect_kind, make_device
-    from harness.measure.environment import environment
-    from harness.measure.profilers.modes import ModeError, check_mode
-    from harness.results.report import render_table, write_reports
-
-    try:
-        spec = with_overrides(load_bench_manifest(path), vars(args))
-    except ManifestError as exc:
-        print(f"invalid bench-module manifest: {len(exc.errors)} problem(s)", file=sys.stderr)
-        for err in exc.errors:
-            print(f"  {err}", file=sys.stderr)
-        return 2
-    if getattr(args, "devices", None):
-        print("error: --devices is not supported for bench-module manifests (use --device-index)", file=sys.stderr)
-        return 2
-    shard = None
-    if getattr(args, "shard", None):
-        from harness.spec.shard import Shard
-        try:
-            shard = Shard.parse(args.shard)
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-    kind = detect_kind() if args.device == "auto" else args.device
-    ok, why = device_class(kind).available()
-    if not ok:
-        print(f"error: device {kind} is not usable here: {why}", file=sys.stderr)
-        return 2
+def run_bench_module(spec: BenchModuleSpec, kind: str, device_index: int, out: Path, case_ids: Sequence[str],
+                     shard: Shard | None, say: Callable[[str], None]) -> Report:
+    """Every case of the module (or shard i/n's) timed on `kind`; a module not meant for `kind` is
+    one SKIPPED row. Raises BenchModuleError on a bad module, ModeError when the mode cannot run here."""
+    name = spec.name or spec.operator.stem
+    bench = {**asdict(spec.config), "mode": spec.mode, "bench_module": str(spec.bench or "")}
     if kind not in spec.devices:
-        traces = [Trace(spec.name or spec.operator.stem, "*", {}, spec.name or spec.operator.stem, "bench-module", kind,
-                        Status.SKIPPED, message=f"bench module runs on {', '.join(spec.devices)}, not {kind}")]
-        env = environment({"kind": kind})
-    else:
-        try:
-            check_mode(spec.mode, kind)
-        except ModeError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        device = make_device(kind, args.device_index)
-        device.setup()
-        args.out.mkdir(parents=True, exist_ok=True)
-        workdir = Path(tempfile.mkdtemp(prefix="profiles-", dir=args.out))  # profiler output, kept for the artifact
-        try:
-            traces, info = run_cases(spec, device, workdir, args.workload, say, shard)
-        except BenchModuleError as exc:
-            print(f"invalid bench module {exc.origin}: {len(exc.problems)} problem(s)", file=sys.stderr)
-            for p in exc.problems:
-                print(f"  {p}", file=sys.stderr)
-            return 2
-        env = environment(info)
-    report = build_bench_report(spec, kind, traces, env)
-    stem = f"{report['definition']}-{kind}-{spec.mode}" + (f"-{shard.slug}" if shard else "")
-    json_path, jsonl_path = write_reports(report, args.out, stem)
-    print(render_table(traces, args.table_format))
-    print(f"device: {kind} ({env.get('device', {}).get('name', '?')}); mode: {spec.mode}; cache: {spec.config.cache}")
-    print(f"report: {json_path}\ntraces: {jsonl_path}")
-    for line in report["summary"]["unexpected"]:
-        print(f"UNEXPECTED {line}", file=sys.stderr)
-    return 0 if report["summary"]["ok"] else 1
+        traces = [Trace(name, "*", {}, name, "bench-module", kind, Status.SKIPPED,
+                        message=f"bench module runs on {', '.join(spec.devices)}, not {kind}")]
+        return Report.of_problem(definition=name, manifest=str(spec.path), device=kind, run_seed=None, bench=bench,
+                                 environment=environment({"kind": kind}), traces=traces)
+    check_mode(spec.mode, kind)
+    device = make_device(kind, device_index)
+    device.setup()
+    out.mkdir(parents=True, exist_ok=True)
+    workdir = Path(tempfile.mkdtemp(prefix="profiles-", dir=out))  # profiler output, kept for the artifact
+    traces, info = run_cases(spec, device, workdir, list(case_ids) or None, say, shard)
+    return Report.of_problem(definition=traces[0].definition if traces else name, manifest=str(spec.path),
+                             device=kind, run_seed=None, bench=bench, environment=environment(info), traces=traces)

@@ -1,8 +1,10 @@
-"""`harness launch` and `harness reproduce`: argument parsing and the choice between container and local runs."""
+"""`harness launch` and `harness reproduce`: argument parsing and the choice between container and local runs.
+
+A local run (no engine, no device, or a report from a local run) is the same `harness run` command
+line, run in this process by `run_local` (the CLI's `main`, passed in so this module need not import it)."""
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 from pathlib import Path
@@ -14,6 +16,11 @@ from harness.launcher import image
 from harness.launcher.errors import LaunchError
 from harness.launcher.reproduce import recorded, resolve_image
 from harness.launcher.run import ContainerRun, container_path, run_container
+from harness.paths import MANIFESTS_DIR
+from harness.results.report import Report
+from harness.spec.manifest import resolve_manifest_path
+
+RunLocal = Callable[[list[str]], int]  # `main` itself: a local run is the same command line without a container
 
 
 def _say(quiet: bool = False) -> Callable[[str], None]:
@@ -76,21 +83,14 @@ def _auto_kind(say: Callable[[str], None]) -> tuple[str, Any]:
     return kind, client
 
 
-def _run_local(manifest: str, out: Path, run_args: list[str]) -> int:
-    from harness.cli import main
-    return main(["run", manifest, "--out", str(out), *run_args])
-
-
 def _manifest_path(name: str) -> Path:
-    from harness.cli import MANIFESTS_DIR
-    from harness.spec.manifest import resolve_manifest_path
     path = resolve_manifest_path(name, MANIFESTS_DIR)
     if not path.is_file():
         raise LaunchError(f"manifest {name} not found (looked in . and {MANIFESTS_DIR})")
     return path
 
 
-def _launch(args: argparse.Namespace) -> int:
+def _launch(args: argparse.Namespace, run_local: RunLocal) -> int:
     say = _say(args.quiet)
     run_args = shlex.split(args.run_args) + (["--seed", str(args.seed)] if args.seed is not None else [])
     image_only = args.build_only or bool(args.push)
@@ -100,7 +100,7 @@ def _launch(args: argparse.Namespace) -> int:
     if kind == "local":
         if image_only:
             raise LaunchError("--build-only/--push need a container device: --device cuda, npu or cpu")
-        return _run_local(args.manifest, args.out, run_args)
+        return run_local(["run", args.manifest, "--out", str(args.out), *run_args])
     recipe = image.ImageRecipe(kind, _build_args(args.build_arg))
     if image_only:
         return _image_only(client, recipe, args, say)
@@ -134,16 +134,12 @@ def _image_only(client: Any, recipe: image.ImageRecipe, args: argparse.Namespace
     return 0
 
 
-def _reproduce(args: argparse.Namespace) -> int:
-    from harness.results.report import load_report
-    try:
-        rec = recorded(load_report(args.report))
-    except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
-        raise LaunchError(f"cannot read report {args.report}: {exc}") from exc
+def _reproduce(args: argparse.Namespace, run_local: RunLocal) -> int:
+    rec = recorded(Report.load(args.report).to_json())
     manifest = rec.host_manifest(args.workspace)
     if not rec.in_container:
         print(f"opbench: report came from a local run; re-running locally with seed {rec.run_seed}", file=sys.stderr)
-        return _run_local(str(manifest), args.out, ["--device", rec.device, *rec.run_args])
+        return run_local(["run", str(manifest), "--out", str(args.out), "--device", rec.device, *rec.run_args])
     kind = rec.device if rec.device in devices.CONTAINER_KINDS else "cpu"
     client = engine.connect()
     ref, start = resolve_image(client, rec, args.accept_rebuilt)
@@ -156,17 +152,9 @@ def _reproduce(args: argparse.Namespace) -> int:
     return run_container(client, plan)
 
 
-def _guarded(fn: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
-    try:
-        return fn(args)
-    except LaunchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.code
+def cmd_launch(args: argparse.Namespace, run_local: RunLocal) -> int:
+    return _launch(args, run_local)
 
 
-def cmd_launch(args: argparse.Namespace) -> int:
-    return _guarded(_launch, args)
-
-
-def cmd_reproduce(args: argparse.Namespace) -> int:
-    return _guarded(_reproduce, args)
+def cmd_reproduce(args: argparse.Namespace, run_local: RunLocal) -> int:
+    return _reproduce(args, run_local)

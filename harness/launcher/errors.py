@@ -1,13 +1,14 @@
-"""One error type for everything the launcher refuses to do, with the exit code the CLI returns."""
+"""What the launcher refuses to do, with the exit code the command line returns (`harness.errors`)."""
 from __future__ import annotations
 
-BAD_INPUT = 2      # same meaning as `harness run`: nothing was run because the request was wrong
-ENVIRONMENT = 3    # the machine cannot do it: no engine, image build or push failed
+from harness.errors import BAD_INPUT, MACHINE, OpbenchError
+
+ENVIRONMENT = MACHINE  # the machine cannot do it: no engine, image build or push failed
 
 
-class LaunchError(Exception):
-    """A clear, user-facing reason the launch cannot go ahead."""
+class LaunchError(OpbenchError):
+    """A clear, user-facing reason the launch cannot go ahead; `code` is 2 (bad request) or 3 (machine)."""
 
     def __init__(self, message: str, code: int = BAD_INPUT) -> None:
         super().__init__(message)
-        self.code = code
+        self.exit_code = code

@@ -22,32 +22,10 @@ from typing import Any, Callable, Sequence
 from harness.measure.devices import Device
 from harness.measure.devices.activities import AttributionError, call_times_us, escaped
 from harness.spec.model import BenchConfig
+from harness.results.stats import quantile, rse_of_median, summarize
 from harness.results.trace import TimingStats
 
 MAX_HOLD_US = 2000.0
-
-
-def quantile(sorted_xs: Sequence[float], q: float) -> float:
-    """Linear-interpolated quantile of already sorted data (numpy's default method)."""
-    if not sorted_xs:
-        return math.nan
-    pos = (len(sorted_xs) - 1) * q
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return sorted_xs[lo] + (sorted_xs[hi] - sorted_xs[lo]) * (pos - lo)
-
-
-def rse_of_median(samples: Sequence[float]) -> float:
-    """Relative standard error of the median, with a robust spread (IQR/1.349) so rare outliers
-    (a preempted sample) do not keep the rule from ever being met."""
-    n = len(samples)
-    if n < 3:
-        return math.inf
-    xs = sorted(samples)
-    med = quantile(xs, 0.5)
-    if med <= 0:
-        return math.inf
-    sigma = (quantile(xs, 0.75) - quantile(xs, 0.25)) / 1.349
-    return 1.2533 * sigma / math.sqrt(n) / med
 
 
 def stopping_decision(samples: Sequence[float], elapsed_s: float, cfg: BenchConfig,
@@ -65,15 +43,6 @@ def stopping_decision(samples: Sequence[float], elapsed_s: float, cfg: BenchConf
     if elapsed_s >= cfg.max_time_s:
         return True, False, f"max_time_s ({cfg.max_time_s:g}) reached"
     return False, False, ""
-
-
-def summarize(samples: Sequence[float], rule_met: bool, reason: str, wall_s: float, mode: str, cache: str) -> TimingStats:
-    xs = sorted(samples)
-    q1, med, q3 = quantile(xs, 0.25), quantile(xs, 0.5), quantile(xs, 0.75)
-    return TimingStats(
-        median_ms=med, q1_ms=q1, q3_ms=q3, iqr_ms=q3 - q1, min_ms=xs[0], mean_ms=statistics.fmean(xs),
-        std_ms=statistics.stdev(xs) if len(xs) > 1 else 0.0, n=len(xs), rse=rse_of_median(xs), rule_met=rule_met,
-        stop_reason=reason, measured_ms=sum(xs), wall_s=wall_s, mode=mode, cache=cache, samples_ms=list(samples))
 
 
 @dataclass

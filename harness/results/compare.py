@@ -28,7 +28,9 @@ from typing import Any, Sequence
 
 from tabulate import tabulate
 
-from harness.results.report import fmt_time, load_report, traces_of
+from harness.results.render import fmt_time
+from harness.results.report import Report
+from harness.results.stats import median, quantile
 from harness.results.trace import Status, Trace
 
 
@@ -90,23 +92,11 @@ class Row:
         return out
 
 
-def _median(xs: Sequence[float]) -> float:
-    s = sorted(xs)
-    return (s[(len(s) - 1) // 2] + s[len(s) // 2]) / 2
-
-
 def _medians(samples: Sequence[float], resamples: int, rng: random.Random) -> list[float]:
     """Medians of `resamples` bootstrap resamples. Plain Python on purpose: as fast as torch here
     (C-level choices and sort), and the merge/compare CI job then needs no torch."""
     xs = list(samples)
-    return [_median(rng.choices(xs, k=len(xs))) for _ in range(resamples)]
-
-
-def _quantile(xs: Sequence[float], q: float) -> float:
-    s = sorted(xs)
-    pos = (len(s) - 1) * q
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+    return [median(rng.choices(xs, k=len(xs))) for _ in range(resamples)]
 
 
 def bootstrap_ratio(base: Sequence[float], new: Sequence[float], settings: Settings = Settings(),
@@ -114,14 +104,14 @@ def bootstrap_ratio(base: Sequence[float], new: Sequence[float], settings: Setti
     """Percentile bootstrap interval of median(new)/median(base); with both references given, of
     (median(new)/median(new_ref)) / (median(base)/median(base_ref)). Each set is resampled on its own."""
     rng = random.Random(settings.seed)
-    ratio = _median(new) / _median(base)
+    ratio = median(new) / median(base)
     boot = [n / b for n, b in zip(_medians(new, settings.resamples, rng), _medians(base, settings.resamples, rng))]
     if base_ref is not None and new_ref is not None:
-        ratio *= _median(base_ref) / _median(new_ref)
+        ratio *= median(base_ref) / median(new_ref)
         refs = zip(_medians(base_ref, settings.resamples, rng), _medians(new_ref, settings.resamples, rng))
         boot = [r * br / nr for r, (br, nr) in zip(boot, refs)]
     alpha = (1.0 - settings.confidence) / 2
-    return Interval(ratio, _quantile(boot, alpha), _quantile(boot, 1.0 - alpha))
+    return Interval(ratio, quantile(sorted(boot), alpha), quantile(sorted(boot), 1.0 - alpha))
 
 
 def decide(interval: Interval, threshold: float) -> Verdict:
@@ -246,60 +236,3 @@ def render_markdown(rows: Sequence[Row], settings: Settings, base_name: str, new
 def exit_code(rows: Sequence[Row], fail_on_regression: bool, strict: bool) -> int:
     bad = STRICT if strict else REGRESSIONS if fail_on_regression else set()
     return 1 if any(r.verdict in bad for r in rows) else 0
-
-
-def threshold_arg(text: str) -> float:
-    """`5%` or `0.05`."""
-    value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-    if not 0 < value < 10 or math.isnan(value):
-        raise argparse.ArgumentTypeError(f"threshold {text!r}: expected e.g. 5% or 0.05")
-    return value
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("base", type=Path, help="report of the baseline run")
-    p.add_argument("new", type=Path, help="report of the run to judge")
-    p.add_argument("--threshold", type=threshold_arg, default=Settings.threshold,
-                   help="relative change that counts, e.g. 5%% or 0.05 (default 5%%)")
-    p.add_argument("--confidence", type=float, default=Settings.confidence, help="bootstrap interval level (default 0.95)")
-    p.add_argument("--resamples", type=int, default=Settings.resamples, help="bootstrap resamples (default 2000)")
-    p.add_argument("--seed", type=int, default=Settings.seed, help="bootstrap seed (default 0: verdicts are reproducible)")
-    p.add_argument("--normalize", action="store_true",
-                   help="compare solution/reference ratios: cancels a different machine between base and new")
-    p.add_argument("--markdown", type=Path, help="also write a markdown table here ('-' = stdout instead of the table); "
-                   "append it to $GITHUB_STEP_SUMMARY or post it as a PR comment")
-    p.add_argument("--json", type=Path, help="also write the rows as JSON here")
-    p.add_argument("--table-format", default="simple", help="tabulate format of the terminal table")
-    p.add_argument("--fail-on-regression", action="store_true", help="exit 1 if anything is SLOWER or BROKEN")
-    p.add_argument("--strict", action="store_true", help="exit 1 also on UNCERTAIN or MISSING")
-
-
-def command(args: argparse.Namespace) -> int:
-    """Exit codes: 0 no gated verdict; 1 a gated verdict (see --fail-on-regression/--strict); 2 bad input."""
-    try:
-        base, new = load_report(args.base), load_report(args.new)
-    except (OSError, ValueError, KeyError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    settings = Settings(args.threshold, args.confidence, args.resamples, args.seed, args.normalize)
-    rows = compare_traces(traces_of(base), traces_of(new), settings)
-    md = render_markdown(rows, settings, args.base.name, args.new.name)
-    if args.markdown is not None and str(args.markdown) == "-":
-        print(md)
-    else:
-        print(render_table(rows, settings, args.table_format))
-        if args.markdown is not None:
-            args.markdown.write_text(md)
-    if args.json is not None:
-        args.json.write_text(json.dumps({"settings": asdict(settings), "counts": counts(rows),
-                                         "rows": [r.to_dict() for r in rows]}, indent=2) + "\n")
-    machines = [f"{r.get('device')} ({(r.get('environment') or {}).get('device', {}).get('name', '?')})" for r in (base, new)]
-    if machines[0] != machines[1] and not args.normalize:
-        print(f"note: base ran on {machines[0]}, new on {machines[1]}; --normalize compares speedups over the "
-              "reference instead, which cancels the machine", file=sys.stderr)
-    code = exit_code(rows, args.fail_on_regression, args.strict)
-    if code:
-        gated = STRICT if args.strict else REGRESSIONS
-        print(f"regression: {sum(r.verdict in gated for r in rows)} row(s) {'/'.join(sorted(map(str, gated)))}",
-              file=sys.stderr)
-    return code

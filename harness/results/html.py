@@ -9,7 +9,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any, Sequence
 
-from harness.results.report import HEADERS, fmt_time, group_by_workload, row
+from harness.results.render import HEADERS, fmt_time, group_by_workload, row
+from harness.results.report import Report
 from harness.results.trace import Status, Trace
 
 CSS = """
@@ -72,32 +73,31 @@ def _table(traces: Sequence[Trace]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def render_html(report: dict[str, Any], traces: Sequence[Trace], title: str | None = None) -> str:
-    summary = report.get("summary", {})
-    device = report.get("environment", {}).get("device", {}) or {}
-    title = title or f"opbench: {report.get('definition', '')} on {report.get('device', '')}"
-    counts = ", ".join(f"{v} {k}" for k, v in sorted(summary.get("by_status", {}).items()))
-    ok = summary.get("ok", True)
+def render_html(report: Report, title: str | None = None) -> str:
+    summary = report.summary
+    title = title or f"opbench: {report.definition} on {report.device}"
+    counts = ", ".join(f"{v} {k}" for k, v in sorted(summary.by_status.items()))
+    ok = summary.ok
     parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>"
              f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><style>{CSS}</style></head><body>",
              f"<h1>{escape(title)}</h1>",
-             f'<p class="meta">device: {escape(str(report.get("device", "?")))} ({escape(str(device.get("name", "?")))}) · '
-             f'created {escape(str(report.get("created", "?")))} · run seed {escape(str(report.get("run_seed")))} · '
-             f'{len(traces)} results: {escape(counts)} · '
+             f'<p class="meta">device: {escape(report.device)} ({escape(report.device_name)}) · '
+             f'created {escape(report.created)} · run seed {escape(str(report.run_seed))} · '
+             f'{len(report.traces)} results: {escape(counts)} · '
              f'<span class="{"ok" if ok else "bad"}">{"all as expected" if ok else "NOT all as expected"}</span></p>']
-    for line in summary.get("unexpected", []):
+    for line in summary.unexpected:
         parts.append(f'<p class="bad">unexpected: {escape(line)}</p>')
-    for failure in report.get("failures", []) or []:
-        parts.append(f'<details class="failure"><summary class="bad">failed: {escape(str(failure.get("where")))}</summary>'
-                     f'<pre>{escape(str(failure.get("message", "")))}</pre></details>')
-    for (definition, workload), group in group_by_workload(traces).items():
+    for failure in report.failures:
+        parts.append(f'<details class="failure"><summary class="bad">failed: {escape(failure.where)}</summary>'
+                     f'<pre>{escape(failure.message)}</pre></details>')
+    for group in group_by_workload(report.traces).values():
+        definition, workload = group[0].definition, group[0].workload
         axes = ", ".join(f"{k}={v}" for k, v in group[0].axes.items())
         parts.append(f'<section class="workload" data-definition="{escape(definition)}" data-workload="{escape(workload)}">'
                      f"<h2>{escape(definition)} / {escape(workload)} <span class=\"meta\">({escape(axes)})</span></h2>"
                      f"{_chart(group)}{_table(group)}</section>")
-    if report.get("parts"):
-        lines = "\n".join(f"{p.get('definition')} on {p.get('lane') or p.get('device')} (seed {p.get('run_seed')})"
-                          for p in report["parts"])
-        parts.append(f"<details><summary>{len(report['parts'])} part(s) merged</summary><pre>{escape(lines)}</pre></details>")
+    if len(report.parts) > 1:
+        lines = "\n".join(f"{p.definition} on {p.lane or p.device} (seed {p.run_seed})" for p in report.parts)
+        parts.append(f"<details><summary>{len(report.parts)} part(s) merged</summary><pre>{escape(lines)}</pre></details>")
     parts.append("</body></html>\n")
     return "".join(parts)

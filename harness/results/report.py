@@ -1,24 +1,37 @@
-"""Reports: a terminal table per workload (tabulate), a JSON report and a JSONL trace file.
+"""The report: the one typed record of a run, and the only code that builds, reads and writes it.
 
-Files are written atomically (temp file in the same folder, fsync, rename), so a reader or a CI
-artifact upload never sees half a report.
+Every run (one manifest, a suite, a shard, several devices, a bench module) produces a `Report`
+of the same shape: the traces in suite order, what each single-problem part was (`parts`), the
+suite plan when there is one (so `merge` can order traces and tell complete shards from partial
+ones), failures of whole problems or devices, and a summary derived from all of that. Files are
+written atomically (temp file in the same folder, fsync, rename), so a reader or a CI artifact
+upload never sees half a report. No torch here: reports are merged, compared and rendered on
+machines without it.
 """
 from __future__ import annotations
 
 import json
 import os
 import tempfile
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping, Sequence
 
-from tabulate import tabulate
-
+from harness.errors import InputError
 from harness.results.trace import Trace
+from harness.spec.shard import Unit
 
 FORMAT = "opbench-report/1"
-HEADERS = ["solution", "language", "status", "latency", "iqr", "reference", "speedup", "GB/s", "TFLOP/s", "SOL", "notes"]
+Key = tuple[str, str, str]  # definition, workload, solution
+
+
+class ReportError(InputError):
+    """A file that is not a report this version reads, or reports that cannot be one run's results."""
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat()
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -37,96 +50,243 @@ def atomic_write(path: Path, text: str) -> None:
         raise
 
 
-def fmt_time(ms: float | None) -> str:
-    if ms is None:
-        return "-"
-    if ms < 1.0:
-        return f"{ms * 1e3:.2f} us"
-    if ms < 1000.0:
-        return f"{ms:.3f} ms"
-    return f"{ms / 1e3:.3f} s"
+@dataclass(frozen=True)
+class ProblemPlan:
+    """One problem of a suite as the run saw it: after `--solution`/`--workload` filters."""
+
+    definition: str
+    manifest: str
+    solutions: tuple[str, ...]
+    workloads: tuple[str, ...]
 
 
-def _num(value: float | None, spec: str) -> str:
-    return "-" if value is None else format(value, spec)
+@dataclass(frozen=True)
+class SuitePlan:
+    """What a complete run of the suite produces, in run order (problem, solution, workload)."""
+
+    name: str
+    path: str
+    problems: tuple[ProblemPlan, ...]
+
+    def units(self) -> list[Unit]:
+        """The units shards and devices are dealt in, in suite order (as `shard.units_of` gives them)."""
+        return [Unit(i, w) for i, p in enumerate(self.problems) for w in p.workloads]
+
+    def keys(self, units: Iterable[Unit] | None = None) -> list[Key]:
+        """Every trace a run of `units` (default: all) produces, in run order."""
+        keep = set(self.units() if units is None else units)
+        return [(p.definition, w, s) for i, p in enumerate(self.problems) for s in p.solutions for w in p.workloads
+                if Unit(i, w) in keep]
+
+    def signature(self) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+        """What must agree between reports of one suite; paths may differ between the machines of a matrix."""
+        return [(p.definition, p.solutions, p.workloads) for p in self.problems]
 
 
-def row(t: Trace) -> list[str]:
-    tm, ref = t.timing, t.reference_timing
-    notes = list(t.flags)
-    if t.message:
-        notes.append(t.message.splitlines()[0][:90])
-    if str(t.status) != t.expected_status and t.expected_status != "PASSED" and str(t.status) != "SKIPPED":
-        notes.append(f"expected {t.expected_status}")
-    sol = t.throughput.get("sol_fraction")
-    return [t.solution, t.language, str(t.status), fmt_time(tm.median_ms if tm else None), fmt_time(tm.iqr_ms if tm else None),
-            fmt_time(ref.median_ms if ref else None), "-" if t.speedup is None else f"{t.speedup:.2f}x",
-            _num(t.throughput.get("gb_per_s"), ".1f"), _num(t.throughput.get("tflop_per_s"), ".2f"),
-            "-" if sol is None else f"{sol * 100:.1f}%", "; ".join(notes)]
+@dataclass(frozen=True)
+class Shards:
+    count: int
+    indices: tuple[int, ...]
+
+    @property
+    def complete(self) -> bool:
+        return len(self.indices) == self.count
 
 
-def group_by_workload(traces: Iterable[Trace]) -> dict[tuple[str, str], list[Trace]]:
-    groups: dict[tuple[str, str], list[Trace]] = {}
-    for t in traces:
-        groups.setdefault((t.definition, t.workload), []).append(t)
-    return groups
+@dataclass(frozen=True)
+class Failure:
+    """A whole problem or device that produced no results (broken reference, dead device child)."""
+
+    where: str
+    message: str
+    definition: str | None = None
+    device: str | None = None
+    returncode: int | None = None
+    units: int | None = None
+
+    @property
+    def headline(self) -> str:
+        return self.message.splitlines()[0] if self.message else ""
 
 
-def render_table(traces: list[Trace], fmt: str = "simple") -> str:
-    parts = []
-    for (definition, workload), rows in group_by_workload(traces).items():
-        axes = ", ".join(f"{k}={v}" for k, v in rows[0].axes.items())
-        parts.append(f"{definition} / {workload} ({axes})")
-        parts.append(tabulate([row(t) for t in rows], headers=HEADERS, tablefmt=fmt, disable_numparse=True))
-        parts.append("")
-    return "\n".join(parts)
+@dataclass(frozen=True)
+class Part:
+    """What one single-problem run behind a report was: its device, seed, timing knobs, environment."""
+
+    definition: str
+    manifest: str
+    device: str
+    run_seed: int | None
+    bench: dict[str, Any] | None
+    environment: dict[str, Any]
+    created: str
+    traces: int
+    lane: str | None = None
 
 
-def summary(traces: list[Trace]) -> dict[str, Any]:
-    counts: dict[str, int] = {}
-    for t in traces:
-        counts[str(t.status)] = counts.get(str(t.status), 0) + 1
-    unexpected = [f"{t.solution}/{t.workload}: {t.status} (expected {t.expected_status})" for t in traces if not t.as_expected]
-    return {"total": len(traces), "by_status": counts, "unexpected": unexpected, "ok": not unexpected}
+@dataclass(frozen=True)
+class Summary:
+    total: int
+    by_status: dict[str, int]
+    unexpected: tuple[str, ...]
+    failures: int = 0
+    missing: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """A run is ok when every result got its expected status and nothing is absent."""
+        return not self.unexpected and not self.failures and not self.missing
+
+    @classmethod
+    def of(cls, traces: Sequence[Trace], failures: int = 0, missing: int = 0) -> "Summary":
+        counts: dict[str, int] = {}
+        for t in traces:
+            counts[str(t.status)] = counts.get(str(t.status), 0) + 1
+        unexpected = tuple(f"{t.solution}/{t.workload}: {t.status} (expected {t.expected_status})"
+                           for t in traces if not t.as_expected)
+        return cls(len(traces), counts, unexpected, failures, missing)
 
 
-def build_report(result: Any, created: datetime | None = None) -> dict[str, Any]:
-    """The JSON report: everything the table shows plus raw samples, config and environment."""
-    return {
-        "format": FORMAT,
-        "created": (created or datetime.now(timezone.utc)).isoformat(),
-        "manifest": str(result.manifest.path),
-        "definition": result.manifest.definition.name,
-        "device": result.device,
-        "run_seed": result.run_seed,
-        "bench": asdict(result.manifest.bench),
-        "environment": result.environment,
-        "summary": summary(result.traces),
-        "traces": [t.to_dict() for t in result.traces],
-    }
+def _common(values: Sequence[Any], mixed: Any) -> Any:
+    return values[0] if values and all(v == values[0] for v in values) else mixed
 
 
-def write_reports(report: dict[str, Any], out_dir: Path, stem: str) -> tuple[Path, Path]:
-    json_path, jsonl_path = out_dir / f"{stem}.json", out_dir / f"{stem}.jsonl"
-    atomic_write(json_path, json.dumps(report, indent=2) + "\n")
-    atomic_write(jsonl_path, "".join(json.dumps(t) + "\n" for t in report["traces"]))
-    return json_path, jsonl_path
+@dataclass(frozen=True)
+class Report:
+    traces: tuple[Trace, ...]
+    parts: tuple[Part, ...]
+    created: str = field(default_factory=now)
+    suite: SuitePlan | None = None
+    shards: Shards | None = None
+    failures: tuple[Failure, ...] = ()
+    missing: int = 0  # results of the suite (this shard's share) that no part produced
+
+    # -- what the report says about the whole run -------------------------------------------------
+    @property
+    def summary(self) -> Summary:
+        return Summary.of(self.traces, len(self.failures), self.missing)
+
+    @property
+    def definition(self) -> str:
+        names = list(dict.fromkeys(t.definition for t in self.traces)) or [p.definition for p in self.parts]
+        if len(names) == 1:
+            return names[0]
+        return self.suite.name if self.suite else "+".join(names)
+
+    @property
+    def manifest(self) -> str | None:
+        return self.suite.path if self.suite else _common([p.manifest for p in self.parts], None)
+
+    @property
+    def device(self) -> str:
+        return _common([p.device for p in self.parts], "mixed")
+
+    @property
+    def run_seed(self) -> int | None:
+        """The private seed of every part, or None when there is none (bench modules) or they differ."""
+        return _common([p.run_seed for p in self.parts], None)
+
+    @property
+    def bench(self) -> dict[str, Any] | None:
+        return _common([p.bench for p in self.parts], None)
+
+    @property
+    def environment(self) -> dict[str, Any]:
+        return self.parts[0].environment if self.parts else {}
+
+    @property
+    def device_name(self) -> str:
+        return str((self.environment.get("device") or {}).get("name", "?"))
+
+    # -- building ---------------------------------------------------------------------------------
+    @classmethod
+    def of_problem(cls, *, definition: str, manifest: str, device: str, run_seed: int | None,
+                   bench: Mapping[str, Any] | None, environment: Mapping[str, Any], traces: Sequence[Trace],
+                   lane: str | None = None, failure: Failure | None = None) -> "Report":
+        """The report of one problem's run: one part, its traces."""
+        created = now()
+        part = Part(definition, manifest, device, run_seed, dict(bench) if bench is not None else None,
+                    dict(environment), created, len(traces), lane)
+        return cls(tuple(traces), (part,), created, failures=(failure,) if failure else ())
+
+    def with_lane(self, lane: str) -> "Report":
+        return replace(self, parts=tuple(replace(p, lane=lane) for p in self.parts))
+
+    # -- the file format --------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        s = self.summary
+        summary: dict[str, Any] = {"total": s.total, "by_status": s.by_status, "unexpected": list(s.unexpected),
+                                   "ok": s.ok, "failures": s.failures}
+        if s.missing:
+            summary["missing"] = s.missing
+        return {
+            "format": FORMAT, "created": self.created, "manifest": self.manifest, "definition": self.definition,
+            "device": self.device, "run_seed": self.run_seed, "bench": self.bench, "environment": self.environment,
+            "summary": summary, "traces": [t.to_dict() for t in self.traces],
+            "suite": asdict(self.suite) if self.suite else None,
+            "shards": asdict(self.shards) if self.shards else None,
+            "parts": [_part_json(p) for p in self.parts],
+            "failures": [{k: v for k, v in asdict(f).items() if v is not None} for f in self.failures],
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, origin: str = "report") -> "Report":
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            found = data.get("format") if isinstance(data, dict) else type(data).__name__
+            raise ReportError(f"{origin}: not an opbench report (format {found!r}, expected {FORMAT!r})")
+        try:
+            traces = tuple(Trace.from_dict(t) for t in data.get("traces", []))
+            suite = data.get("suite")
+            shards = data.get("shards")
+            return cls(
+                traces=traces,
+                parts=tuple(_part_from(p) for p in data.get("parts") or [_legacy_part(data, len(traces))]),
+                created=str(data.get("created", "")),
+                suite=SuitePlan(suite["name"], suite["path"], tuple(
+                    ProblemPlan(p["definition"], p["manifest"], tuple(p["solutions"]), tuple(p["workloads"]))
+                    for p in suite["problems"])) if suite else None,
+                shards=Shards(int(shards["count"]), tuple(int(i) for i in shards["indices"])) if shards else None,
+                failures=tuple(Failure(**f) for f in data.get("failures") or []),
+                missing=int((data.get("summary") or {}).get("missing", 0)),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ReportError(f"{origin}: malformed report ({type(exc).__name__}: {exc})") from None
+
+    @classmethod
+    def load(cls, path: Path) -> "Report":
+        try:
+            data = json.loads(Path(path).read_text())
+        except OSError as exc:
+            raise ReportError(f"cannot read report {path}: {exc.strerror or exc}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ReportError(f"{path}: not JSON ({exc})") from None
+        return cls.from_json(data, str(path))
+
+    def write(self, out_dir: Path, stem: str) -> tuple[Path, Path]:
+        """`<stem>.json` (the report) and `<stem>.jsonl` (one trace a line), each written atomically."""
+        data = self.to_json()
+        json_path, jsonl_path = out_dir / f"{stem}.json", out_dir / f"{stem}.jsonl"
+        atomic_write(json_path, json.dumps(data, indent=2) + "\n")
+        atomic_write(jsonl_path, "".join(json.dumps(t) + "\n" for t in data["traces"]))
+        return json_path, jsonl_path
 
 
-def format_problem(data: dict[str, Any]) -> str | None:
-    """Why `data` is not a report this version reads, or None when it is."""
-    if data.get("format") != FORMAT:
-        return f"not an opbench report (format {data.get('format')!r}, expected {FORMAT!r})"
-    return None
+def _part_json(p: Part) -> dict[str, Any]:
+    out = {"format": FORMAT, "created": p.created, "manifest": p.manifest, "definition": p.definition,
+           "device": p.device, "run_seed": p.run_seed, "bench": p.bench, "environment": p.environment,
+           "traces": p.traces}
+    if p.lane is not None:
+        out["lane"] = p.lane
+    return out
 
 
-def load_report(path: Path) -> dict[str, Any]:
-    data = json.loads(Path(path).read_text())
-    problem = format_problem(data)
-    if problem:
-        raise ValueError(f"{path}: {problem}")
-    return data
+def _part_from(p: Mapping[str, Any]) -> Part:
+    return Part(str(p.get("definition")), str(p.get("manifest")), str(p.get("device")), p.get("run_seed"),
+                p.get("bench"), dict(p.get("environment") or {}), str(p.get("created", "")), int(p.get("traces", 0)),
+                p.get("lane"))
 
 
-def traces_of(report: dict[str, Any]) -> list[Trace]:
-    return [Trace.from_dict(t) for t in report["traces"]]
+def _legacy_part(data: Mapping[str, Any], n: int) -> dict[str, Any]:
+    """A report written before every report had parts: the top level is its only part."""
+    return {**data, "traces": n}
+

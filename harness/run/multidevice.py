@@ -25,7 +25,10 @@ from typing import Any, Callable, Sequence
 from harness import paths
 from harness.spec.model import Manifest
 from harness.run.progress import RunProgress
+from harness.results.report import Failure, Report, ReportError
 from harness.run.runner import RunOptions
+from harness.run.suite import failed_report, prepare, run_here
+from harness.logs import tail_of
 from harness.spec.shard import Unit, restrict, split
 
 PIN_VARS = {"cuda": "CUDA_VISIBLE_DEVICES", "npu": "ASCEND_RT_VISIBLE_DEVICES"}
@@ -133,25 +136,14 @@ def _pump(proc: subprocess.Popen, job: DeviceJob, progress: RunProgress, done: d
             progress.log(f"{job.label}: {ev.get('message', '')}")
 
 
-def _tail(path: Path, limit: int = 1500) -> str:
-    try:
-        return path.read_text(errors="replace")[-limit:].strip()
-    except OSError:
-        return ""
-
-
-JsonList = list[dict[str, Any]]  # reports, failures
-
-
 def run_on_devices(suite_path: Path, manifests: Sequence[Manifest], units: Sequence[Unit], kind: str,
                    device_ids: Sequence[str], job_args: dict[str, Any], out_dir: Path, progress: RunProgress,
-                   command: Callable[[DeviceJob], list[str]] = child_command) -> tuple[JsonList, JsonList]:
-    """Run `units` spread over `device_ids`, one child each; (partial reports, failures).
+                   command: Callable[[DeviceJob], list[str]] = child_command) -> list[Report]:
+    """Run `units` spread over `device_ids`, one child each; one report per child (a dead child's
+    report holds RUNTIME_ERROR traces for its share and a failure naming the device).
 
     `job_args` carries what the child needs to rebuild the same suite (timing overrides, filters,
     run seed); `command` exists so tests can make one device fail."""
-    from harness.run.suite import failed_traces, stub_report
-
     shares = split(list(units), len(device_ids))
     jobs = [DeviceJob(f"{kind}:{dev}", kind, dev, tuple(share), out_dir / "devices" / f"{kind}-{dev}")
             for dev, share in zip(device_ids, shares) if share]
@@ -172,28 +164,25 @@ def run_on_devices(suite_path: Path, manifests: Sequence[Manifest], units: Seque
         pump.start()
         procs.append((job, proc, pump))
 
-    reports, failures = [], []
+    reports: list[Report] = []
     for job, proc, pump in procs:
         rc = proc.wait()
         pump.join()
-        report = None
         if rc == 0 and job.report_file.is_file():
             try:
-                report = json.loads(job.report_file.read_text())
-            except (OSError, json.JSONDecodeError):
-                report = None
-        if report is not None:
-            reports.append(report)
-            continue
+                reports.append(Report.load(job.report_file))
+                continue
+            except ReportError:
+                pass
         why = f"device {job.label} failed (child exit code {rc})"
-        tail = _tail(job.stderr_file)
-        failures.append({"where": job.label, "device": job.device_id, "returncode": rc,
-                         "units": len(job.units), "message": f"{why}\n{tail}".strip()})
+        tail = tail_of(job.stderr_file, 1500)
+        failure = Failure(where=job.label, message=f"{why}\n{tail}".strip(), device=job.device_id, returncode=rc,
+                          units=len(job.units))
         progress.log(f"{why}; its {len(job.units)} workload(s) are marked RUNTIME_ERROR. stderr: {job.stderr_file}")
-        for _, m in restrict(manifests, job.units):
-            traces = failed_traces(m, kind, f"{why}: {tail[-300:]}" if tail else why)
-            reports.append(stub_report(m, kind, job_args.get("run_seed", 0), traces))
-    return reports, failures
+        for k, (_, m) in enumerate(restrict(manifests, job.units)):
+            reports.append(failed_report(m, kind, job_args.get("run_seed"), f"{why}: {tail[-300:]}" if tail else why,
+                                         failure if k == 0 else None))
+    return reports
 
 
 class JsonProgress:
@@ -227,17 +216,13 @@ class JsonProgress:
 
 def child_main(job_file: str) -> int:
     """A child: rebuild the suite exactly as the parent did, run its units on device 0, write the report."""
-    from harness.results.report import atomic_write
-    from harness.run.suite import prepare, run_problems
-
     job = json.loads(Path(job_file).read_text())
     manifests = prepare(Path(job["suite"]), job.get("overrides", {}), job.get("solutions"), job.get("workloads"))
     units = [Unit(int(p), str(w)) for p, w in job["units"]]
     options = RunOptions(device=job["device"], device_index=0, log_dir=Path(job["log_dir"]))
-    report = run_problems(manifests, units, options, int(job["run_seed"]), JsonProgress(), lane=job["lane"])
-    for part in report.get("parts", []):
-        part["lane"] = job["lane"]
-    atomic_write(Path(job["report"]), json.dumps(report, indent=2) + "\n")
+    report = run_here(manifests, units, options, int(job["run_seed"]), JsonProgress(), lane=job["lane"])
+    out = Path(job["report"])
+    report.write(out.parent, out.stem)
     return 0
 
 

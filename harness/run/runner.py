@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -25,12 +25,14 @@ from harness.execute.inputs import mix_seed
 from harness.execute.isolation import Worker, WorkerError
 from harness.spec.model import BenchConfig, Manifest, Solution, Workload
 from harness.measure.timing import hidden_work_suspected, stopping_decision, summarize, throttled
+from harness.errors import InputError
+from harness.results.report import Report
 from harness.results.trace import Status, Trace
 
 RESTART_AFTER = {Status.RUNTIME_ERROR, Status.TIMEOUT, Status.OUT_OF_MEMORY, Status.TAMPERED}
 
 
-class RunError(Exception):
+class RunError(InputError):
     """The run itself cannot proceed (bad device request, broken reference)."""
 
 
@@ -42,15 +44,6 @@ class RunOptions:
     solutions: list[str] | None = None
     workloads: list[str] | None = None
     log_dir: Path = Path("out/logs")
-
-
-@dataclass
-class RunResult:
-    manifest: Manifest
-    device: str
-    run_seed: int
-    environment: dict[str, Any]
-    traces: list[Trace] = field(default_factory=list)
 
 
 Progress = Callable[[str], None]
@@ -117,20 +110,21 @@ class Runner:
         return self.expected[key]
 
     # -- the run ------------------------------------------------------------------------------
-    def run(self) -> RunResult:
+    def run(self) -> Report:
         self._start_reference()
         env = environment(self.ref_info.get("device"))
         env["versions"] = {**env["versions"], **self.ref_info.get("versions", {})}
-        result = RunResult(self.m, self.kind, self.run_seed, env)
         workloads = [w for w in self.m.workloads if not self.opt.workloads or w.id in self.opt.workloads]
         solutions = [s for s in self.m.solutions if not self.opt.solutions or s.name in self.opt.solutions]
+        traces: list[Trace] = []
         try:
             for sol in solutions:
-                result.traces.extend(self._solution(sol, workloads))
+                traces.extend(self._solution(sol, workloads))
         finally:
             if self.ref is not None:
                 self.ref.close()
-        return result
+        return Report.of_problem(definition=self.m.definition.name, manifest=str(self.m.path), device=self.kind,
+                                 run_seed=self.run_seed, bench=asdict(self.cfg), environment=env, traces=traces)
 
     def _trace(self, sol: Solution, w: Workload, status: Status, message: str = "", **kw: Any) -> Trace:
         return Trace(definition=self.m.definition.name, workload=w.id, axes=dict(w.axes), solution=sol.name,

@@ -1,9 +1,8 @@
-"""Running a suite (several problems) in this process, one problem after another, into one report.
+"""A suite as this run sees it, and its problems run here, one after another, into one report.
 
-`harness run` comes here for a suite file, a `--shard` or `--devices`; the multi-device parent
-splits the units over per-device children that each come back here for their share. A problem
-whose reference cannot be loaded becomes failed traces plus a `failures` entry, and the suite goes
-on with the next problem.
+A plain manifest is a suite of one. The multi-device parent deals the units over per-device
+children that each come back here for their share. A problem whose reference cannot be loaded
+becomes failed traces plus a `failures` entry, and the suite goes on with the next problem.
 """
 from __future__ import annotations
 
@@ -11,14 +10,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from harness.spec.manifest import display, is_suite, load_suite, with_bench_overrides
-from harness.results.merge import merge_reports
-from harness.spec.model import Manifest
-from harness.run.progress import RunProgress, runner_callback
-from harness.results.report import FORMAT, build_report
-from harness.run.runner import RunError, RunOptions, Runner
-from harness.spec.shard import Shard, Unit, restrict
+from harness.results.merge import merge
+from harness.results.report import Failure, ProblemPlan, Report, SuitePlan
 from harness.results.trace import Status, Trace
+from harness.run.progress import RunProgress, runner_callback
+from harness.run.runner import RunError, RunOptions, Runner
+from harness.spec.manifest import load_suite, with_bench_overrides
+from harness.spec.model import Manifest
+from harness.spec.schema import display
+from harness.spec.shard import Unit, restrict
 
 
 def prepare(path: Path, overrides: dict[str, Any], solutions: Sequence[str] | None = None,
@@ -34,13 +34,12 @@ def prepare(path: Path, overrides: dict[str, Any], solutions: Sequence[str] | No
     return out
 
 
-def plan_of(name: str, path: Path, manifests: Sequence[Manifest]) -> dict[str, Any]:
+def plan_of(name: str, path: Path, manifests: Sequence[Manifest]) -> SuitePlan:
     """What a complete run of the suite produces; stored in every report so `merge` can order the
     traces and tell a complete set of shards from a partial one."""
-    return {"name": name, "path": display(path),
-            "problems": [{"definition": m.definition.name, "manifest": display(m.path),
-                          "solutions": [s.name for s in m.solutions], "workloads": [w.id for w in m.workloads]}
-                         for m in manifests]}
+    return SuitePlan(name, display(path), tuple(
+        ProblemPlan(m.definition.name, display(m.path), tuple(s.name for s in m.solutions),
+                    tuple(w.id for w in m.workloads)) for m in manifests))
 
 
 def trace_count(manifests: Sequence[Manifest], units: Sequence[Unit]) -> int:
@@ -54,101 +53,33 @@ def failed_traces(m: Manifest, device: str, message: str) -> list[Trace]:
             for s in m.solutions for w in m.workloads]
 
 
-def stub_report(m: Manifest, device: str, run_seed: int, traces: list[Trace]) -> dict[str, Any]:
-    return {"format": FORMAT, "manifest": str(m.path), "definition": m.definition.name, "device": device,
-            "run_seed": run_seed, "bench": None, "environment": {}, "traces": [t.to_dict() for t in traces]}
+def failed_report(m: Manifest, device: str, run_seed: int | None, message: str,
+                  failure: Failure | None = None) -> Report:
+    return Report.of_problem(definition=m.definition.name, manifest=str(m.path), device=device, run_seed=run_seed,
+                             bench=None, environment={}, traces=failed_traces(m, device, message), failure=failure)
 
 
-def run_problems(manifests: Sequence[Manifest], units: Sequence[Unit], options: RunOptions, run_seed: int,
-                 progress: RunProgress, lane: str = "") -> dict[str, Any]:
-    """Run `units` of the suite here, problem by problem, and merge the per-problem reports."""
-    reports, failures, done = [], [], 0
+def run_units(manifests: Sequence[Manifest], units: Sequence[Unit], options: RunOptions, run_seed: int,
+              progress: RunProgress, lane: str = "") -> list[Report]:
+    """Run `units` of the suite here, problem by problem: one report per problem."""
+    reports, done = [], 0
     for _, m in restrict(manifests, units):
         if not m.solutions:
             continue
         try:
             callback = runner_callback(progress, lane, m.definition.name)
-            result = Runner(m, replace(options, run_seed=run_seed), callback).run()
+            report = Runner(m, replace(options, run_seed=run_seed), callback).run()
         except RunError as exc:
-            traces = failed_traces(m, options.device, str(exc))
-            failures.append({"where": lane or "local", "definition": m.definition.name, "message": str(exc)})
             progress.log(f"{lane + ': ' if lane else ''}{m.definition.name}: {exc}")
-            reports.append(stub_report(m, options.device, run_seed, traces))
-            done += len(traces)
-        else:
-            reports.append(build_report(result))
-            done += len(result.traces)
+            report = failed_report(m, options.device, run_seed, str(exc),
+                                   Failure(where=lane or "local", message=str(exc), definition=m.definition.name))
+        reports.append(report.with_lane(lane) if lane else report)
+        done += len(report.traces)
         progress.sync(done)
-    if not reports:
-        return {"format": FORMAT, "traces": [], "failures": failures, "parts": []}
-    return merge_reports(reports, failures=failures, allow_partial=True)
+    return reports
 
 
-def run_command(args: Any, path: Path) -> int:
-    """`harness run` for a suite, a shard or several devices (exit codes as in `cli`)."""
-    import secrets
-    import sys
-    from dataclasses import fields
-
-    from harness.spec.model import BenchConfig
-    from harness.run.multidevice import parse_devices, run_on_devices
-    from harness.run.progress import make_progress
-    from harness.results.report import render_table, write_reports
-    from harness.run.runner import resolve_device
-    from harness.spec.schema import ManifestError
-    from harness.spec.shard import select, units_of
-
-    known = {f.name for f in fields(BenchConfig)}
-    overrides = {k: v for k, v in vars(args).items() if k in known and v is not None}
-    try:
-        manifests = prepare(path, overrides, args.solution, args.workload)
-        shard = Shard.parse(args.shard) if args.shard else None
-        kind = resolve_device(args.device)
-        devices = parse_devices(args.devices, kind) if args.devices else None
-    except ManifestError as exc:
-        print(f"invalid manifest: {len(exc.errors)} problem(s)", file=sys.stderr)
-        for err in exc.errors:
-            print(f"  {err}", file=sys.stderr)
-        return 2
-    except (ValueError, RunError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    units = units_of(manifests)
-    if trace_count(manifests, units) == 0:
-        print("error: no solution and workload left to run (check --solution/--workload)", file=sys.stderr)
-        return 2
-    if shard:
-        units = select(units, shard)
-    run_seed = args.seed if args.seed is not None else secrets.randbits(62)
-    name = path.stem if is_suite(path) else manifests[0].definition.name
-    plan = plan_of(name, path, manifests)
-    shards = {"count": shard.count, "indices": [shard.index]} if shard else None
-
-    progress = make_progress(args.quiet)
-    progress.start(trace_count(manifests, units))
-    try:
-        if devices:
-            job_args = {"overrides": overrides, "solutions": args.solution, "workloads": args.workload,
-                        "run_seed": run_seed}
-            child_root = args.out / shard.slug if shard else args.out  # shards may share one --out
-            reports, failures = run_on_devices(path, manifests, units, kind, devices, job_args, child_root, progress)
-        else:
-            options = RunOptions(device=kind, device_index=args.device_index, log_dir=args.out / "logs")
-            reports, failures = [run_problems(manifests, units, options, run_seed, progress)], []
-    finally:
-        progress.close()
-    # partial: a result that never came back is counted under summary.missing (not ok), not a crash
-    report = merge_reports(reports, failures=failures, suite=plan, shards=shards, allow_partial=True)
-    stem = f"{name}-{kind}" + (f"-{shard.slug}" if shard else "")
-    json_path, jsonl_path = write_reports(report, args.out, stem)
-    traces = [Trace.from_dict(t) for t in report["traces"]]
-    print(render_table(traces, args.table_format) if traces else "no work in this shard")
-    where = f"devices {', '.join(devices)}" if devices else f"{kind}:{args.device_index}"
-    print(f"suite: {name} ({len(manifests)} problem(s)); {len(units)} workload(s)"
-          f"{f' in shard {shard}' if shard else ''} on {where}; run seed: {run_seed}")
-    print(f"report: {json_path}\ntraces: {jsonl_path}")
-    for failure in report["failures"]:
-        print(f"FAILED {failure['where']}: {failure['message'].splitlines()[0]}", file=sys.stderr)
-    for line in report["summary"]["unexpected"]:
-        print(f"UNEXPECTED {line}", file=sys.stderr)
-    return 0 if report["summary"]["ok"] else 1
+def run_here(manifests: Sequence[Manifest], units: Sequence[Unit], options: RunOptions, run_seed: int,
+             progress: RunProgress, lane: str = "") -> Report:
+    """`run_units` joined into one report (what a per-device child hands back to its parent)."""
+    return merge(run_units(manifests, units, options, run_seed, progress, lane), allow_partial=True)

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Sequence
 
+from harness.errors import InputError
 from harness.spec.model import Manifest
 
 SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
@@ -25,7 +26,7 @@ class Shard:
 
     def __post_init__(self) -> None:
         if self.count < 1 or not 1 <= self.index <= self.count:
-            raise ValueError(f"shard {self.index}/{self.count}: need 1 <= i <= n")
+            raise InputError(f"shard {self.index}/{self.count}: need 1 <= i <= n")
 
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"
@@ -38,7 +39,7 @@ class Shard:
     def parse(cls, text: str) -> "Shard":
         match = SHARD_RE.match(text)
         if not match:
-            raise ValueError(f"bad shard {text!r}: expected i/n, e.g. 2/4")
+            raise InputError(f"bad shard {text!r}: expected i/n, e.g. 2/4")
         return cls(int(match.group(1)), int(match.group(2)))
 
 

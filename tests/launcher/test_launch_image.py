@@ -67,4 +67,4 @@ def test_build_failure_names_the_failing_step() -> None:
     text = str(info.value)
     assert text.startswith("image build failed at Step 2/3 : RUN make things")
     assert "returned a non-zero code: 2" in text and "make: *** no rule" in text
-    assert info.value.code == 3 and seen[-1] == "make: *** no rule"
+    assert info.value.exit_code == 3 and seen[-1] == "make: *** no rule"

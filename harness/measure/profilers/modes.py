@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from harness import paths
+from harness.errors import InputError
 from harness.measure.devices import Device
 from harness.spec.model import BenchConfig
 from harness.measure.timing import Sampler, sample_until_stopped, summarize
@@ -36,7 +37,7 @@ DEVICES_OF = {"events": ("cpu", "cuda", "npu"), "torch-profiler": ("cpu", "cuda"
               "torch-npu-profiler": ("npu",), "msprof": ("npu",)}
 
 
-class ModeError(Exception):
+class ModeError(InputError):
     """The mode cannot run here (wrong device, tool missing)."""
 
 

@@ -1,0 +1,125 @@
+"""`harness validate` and `harness run`: the commands that read manifests and run them.
+
+`run` builds a `RunRequest` from the options and hands it to the one run path
+(`harness.run.orchestrate`); `finish` is the one epilogue every command that ends in a report uses:
+the tables, the file paths, what was not as expected, the exit code.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness.paths import MANIFESTS_DIR
+from harness.results.render import outcome_lines, render_table
+from harness.results.report import Report
+from harness.run.orchestrate import RunRequest, run
+from harness.run.progress import make_progress
+from harness.spec.benchmodule import is_bench_module_manifest, load_bench_manifest
+from harness.spec.manifest import is_suite, load_suite, resolve_manifest_path
+from harness.spec.model import BenchConfig
+from harness.spec.schema import ManifestError
+from harness.spec.shard import Shard
+
+
+def add_validate_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("manifests", nargs="+")
+
+
+def add_run_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("manifest")
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "npu"])
+    p.add_argument("--device-index", type=int, default=0)
+    p.add_argument("--out", type=Path, default=Path("out"), help="folder for the JSON/JSONL reports")
+    p.add_argument("--seed", type=int, help="private run seed (default: random; recorded in the report)")
+    p.add_argument("--solution", action="append", default=[], help="only this solution (repeatable)")
+    p.add_argument("--workload", action="append", default=[], help="only this workload id (repeatable)")
+    p.add_argument("--table-format", default="simple", help="tabulate format for the terminal table")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--mode", choices=["events", "torch-profiler", "torch-npu-profiler", "msprof"],
+                   help="bench-module manifests only: how cases are timed (default: the manifest's, else events)")
+    p.add_argument("--devices", help="'all' or indices like 0,1: one worker process per device, pinned to it, "
+                   "results merged (with --device cpu, N processes fake N devices)")
+    p.add_argument("--shard", help="i/n: run only shard i of n of the suite's workloads "
+                   "(1-based; see `harness merge`)")
+    add_timing_options(p)
+
+
+def add_timing_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("timing (override the manifest's bench section)")
+    g.add_argument("--warm-cache", dest="cache", action="store_const", const="warm", help="do not flush L2 between samples")
+    g.add_argument("--cold-cache", dest="cache", action="store_const", const="cold")
+    g.add_argument("--timer", choices=["events", "cupti"],
+                   help="events: device events (default); cupti: per-kernel profiler timestamps, CUDA only")
+    g.add_argument("--cuda-graph", dest="cuda_graph", action="store_true", default=None, help="time replays of a CUDA graph")
+    g.add_argument("--graph-batch", type=int)
+    g.add_argument("--warmup-ms", type=float)
+    g.add_argument("--warmup-count", type=int)
+    g.add_argument("--min-samples", type=int)
+    g.add_argument("--max-samples", type=int)
+    g.add_argument("--min-time-ms", type=float)
+    g.add_argument("--max-time-s", type=float)
+    g.add_argument("--rse-threshold", type=float, help="stop when the relative standard error of the median is below this")
+    g.add_argument("--rounds", dest="correctness_rounds", type=int, help="correctness rounds of fresh inputs")
+    g.add_argument("--compile-timeout-s", type=float)
+    g.add_argument("--run-timeout-s", type=float)
+    g.add_argument("--no-fresh-inputs", dest="fresh_inputs", action="store_false", default=None)
+
+
+def timing_overrides(args: argparse.Namespace) -> dict[str, object]:
+    from dataclasses import fields
+    known = {f.name for f in fields(BenchConfig)}
+    return {k: v for k, v in vars(args).items() if k in known and v is not None}
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Every manifest checked, every problem of each listed; exit 2 if any is invalid."""
+    bad = 0
+    for name in args.manifests:
+        path = resolve_manifest_path(name, MANIFESTS_DIR)
+        try:
+            print(f"OK {name}: {_describe(path)}")
+        except ManifestError as exc:
+            bad += 1
+            print("\n".join([f"INVALID {name}: {len(exc.errors)} problem(s)", *(f"  {e}" for e in exc.errors)]),
+                  file=sys.stderr)
+    return 2 if bad else 0
+
+
+def _describe(path: Path) -> str:
+    if is_bench_module_manifest(path):
+        spec = load_bench_manifest(path)
+        return f"bench module {spec.operator.name}, mode {spec.mode}, devices {', '.join(spec.devices)}"
+    manifests = load_suite(path)
+    if is_suite(path):
+        parts = ", ".join(f"{m.definition.name} ({len(m.workloads)} workloads, {len(m.solutions)} solutions)"
+                          for m in manifests)
+        return f"suite of {len(manifests)} problems: {parts}"
+    m = manifests[0]
+    return f"{m.definition.name}, {len(m.workloads)} workloads, {len(m.solutions)} solutions"
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    request = RunRequest(target=resolve_manifest_path(args.manifest, MANIFESTS_DIR), out=args.out, device=args.device,
+                         device_index=args.device_index, devices=args.devices,
+                         shard=Shard.parse(args.shard) if args.shard else None,
+                         solutions=tuple(args.solution), workloads=tuple(args.workload),
+                         overrides=timing_overrides(args), mode=args.mode, seed=args.seed)
+    outcome = run(request, make_progress(args.quiet))
+    return finish(outcome.report, args.table_format, outcome.headline, (outcome.json_path, outcome.jsonl_path))
+
+
+def finish(report: Report, table_format: str, headline: str, paths: tuple[Path, Path] | None = None) -> int:
+    """The epilogue of every command that ends in a report: 0 when everything is as expected, else 1."""
+    print(render_table(report.traces, table_format) if report.traces else "no work in this run (an empty shard?)")
+    print(headline)
+    if paths:
+        print(f"report: {paths[0]}\ntraces: {paths[1]}")
+    return exit_status(report)
+
+
+def exit_status(report: Report) -> int:
+    """What is not as expected, on stderr; 0 when everything is, else 1."""
+    for line in outcome_lines(report):
+        print(line, file=sys.stderr)
+    return 0 if report.summary.ok else 1

@@ -1,0 +1,111 @@
+"""The one run path: a request (what to run, where, how) -> a written report.
+
+Every way of running goes through `run`: a manifest (a suite of one), a suite, a FlashInfer-Bench
+directory, a shard of any of them, several devices of this host, and a bench-module manifest; the
+container launcher starts `harness run` inside the image, which comes here too. What to print and
+which exit code to return is decided once, by the caller, from the returned `RunOutcome`.
+"""
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from harness.benchmod.run import run_bench_module
+from harness.errors import InputError
+from harness.results.merge import merge
+from harness.results.report import Report, Shards
+from harness.run.multidevice import parse_devices, run_on_devices
+from harness.run.progress import RunProgress
+from harness.run.runner import RunOptions, resolve_device
+from harness.run.suite import plan_of, prepare, run_units, trace_count
+from harness.spec.benchmodule import is_bench_module_manifest, load_bench_manifest, with_overrides
+from harness.spec.manifest import is_suite
+from harness.spec.shard import Shard, select, units_of
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Everything a run needs; the command line, the Python API and the launcher all build one."""
+
+    target: Path                      # manifest, suite, bench-module manifest or FlashInfer-Bench directory
+    out: Path = Path("out")
+    device: str = "auto"              # auto | cpu | cuda | npu
+    device_index: int = 0
+    devices: str | None = None        # "all" or "0,1": one pinned child per device
+    shard: Shard | None = None
+    solutions: tuple[str, ...] = ()
+    workloads: tuple[str, ...] = ()
+    overrides: Mapping[str, Any] = field(default_factory=dict)  # timing knobs set on the command line
+    mode: str | None = None           # bench modules: how cases are timed
+    seed: int | None = None           # private run seed; drawn at random when None
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    report: Report
+    json_path: Path
+    jsonl_path: Path
+    headline: str                     # one line: what ran where, with which cache and seed
+
+
+def run(request: RunRequest, progress: RunProgress) -> RunOutcome:
+    if is_bench_module_manifest(request.target):
+        return _run_bench_module(request, progress)
+    manifests = prepare(request.target, dict(request.overrides), request.solutions, request.workloads)
+    kind = resolve_device(request.device)
+    devices = parse_devices(request.devices, kind) if request.devices else None
+    units = units_of(manifests)
+    if trace_count(manifests, units) == 0:
+        raise InputError("no solution and workload left to run (check --solution/--workload)")
+    shard = request.shard
+    if shard:
+        units = select(units, shard)
+    run_seed = request.seed if request.seed is not None else secrets.randbits(62)
+    name = request.target.stem if is_suite(request.target) else manifests[0].definition.name
+    plan = plan_of(name, request.target, manifests)
+
+    progress.start(trace_count(manifests, units))
+    try:
+        if devices:
+            job_args = {"overrides": dict(request.overrides), "solutions": list(request.solutions),
+                        "workloads": list(request.workloads), "run_seed": run_seed}
+            child_root = request.out / shard.slug if shard else request.out  # shards may share one --out
+            parts = run_on_devices(request.target, manifests, units, kind, devices, job_args, child_root, progress)
+        else:
+            options = RunOptions(device=kind, device_index=request.device_index, log_dir=request.out / "logs")
+            parts = run_units(manifests, units, options, run_seed, progress)
+    finally:
+        progress.close()
+    # partial: a result that never came back is counted under summary.missing (not ok), not a crash
+    report = merge(parts, suite=plan, shards=Shards(shard.count, (shard.index,)) if shard else None,
+                   allow_partial=True)
+    json_path, jsonl_path = report.write(request.out, f"{name}-{kind}" + (f"-{shard.slug}" if shard else ""))
+    where = f"devices {', '.join(devices)}" if devices else f"{kind}:{request.device_index}"
+    cache = {m.bench.cache for m in manifests}
+    headline = (f"{name}: {len(manifests)} problem(s), {len(units)} workload(s)"
+                f"{f' in shard {shard}' if shard else ''} on {where} ({report.device_name}); "
+                f"cache: {'/'.join(sorted(cache))}; run seed: {run_seed}")
+    return RunOutcome(report, json_path, jsonl_path, headline)
+
+
+def _run_bench_module(request: RunRequest, progress: RunProgress) -> RunOutcome:
+    """A bench module is a problem of its own kind: its cases are the workloads, its api the solution."""
+    spec = with_overrides(load_bench_manifest(request.target), {**request.overrides, "mode": request.mode})
+    if request.devices:
+        raise InputError("--devices is not supported for bench-module manifests (use --device-index)")
+    kind = resolve_device(request.device)
+    try:
+        report = run_bench_module(spec, kind, request.device_index, request.out, request.workloads, request.shard,
+                                  progress.log)
+    finally:
+        progress.close()
+    shard = request.shard
+    if shard:
+        report = merge([report], shards=Shards(shard.count, (shard.index,)), allow_partial=True)
+    stem = f"{report.definition}-{kind}-{spec.mode}" + (f"-{shard.slug}" if shard else "")
+    json_path, jsonl_path = report.write(request.out, stem)
+    headline = (f"{report.definition}: bench module on {kind} ({report.device_name}); mode: {spec.mode}; "
+                f"cache: {spec.config.cache}")
+    return RunOutcome(report, json_path, jsonl_path, headline)

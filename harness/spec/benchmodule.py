@@ -1,0 +1,59 @@
+"""A bench-module manifest (a YAML/JSON file with a top-level `bench_module:`): which operator and
+bench module to time, in which bench mode, on which devices, with which timing knobs."""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from harness.spec.manifest import read_structured
+from harness.spec.model import BenchConfig
+from harness.spec.schema import FieldError, Locator, ManifestError, display, validate
+
+
+@dataclass(frozen=True)
+class BenchModuleSpec:
+    path: Path
+    name: str | None
+    operator: Path
+    bench: Path | None
+    mode: str
+    devices: tuple[str, ...]
+    config: BenchConfig
+
+
+def is_bench_module_manifest(path: Path) -> bool:
+    """Cheap sniff: a YAML/JSON mapping whose top level has `bench_module`."""
+    path = Path(path)
+    if not path.is_file() or path.suffix not in (".yaml", ".yml", ".json"):
+        return False
+    try:
+        doc = read_structured(path)
+    except ManifestError:
+        return False
+    return isinstance(doc, dict) and "bench_module" in doc
+
+
+def load_bench_manifest(path: Path) -> BenchModuleSpec:
+    path = Path(path)
+    where = display(path)
+    doc = read_structured(path)
+    errors = validate(doc, "benchmodule", Locator(where))
+    if errors:
+        raise ManifestError(errors, "bench-module manifest")
+    bm, base = doc["bench_module"], path.resolve().parent
+    operator = (base / bm["operator"]).resolve()
+    bench = (base / bm["bench"]).resolve() if "bench" in bm else None
+    missing = [FieldError(where, ("bench_module", key), f"file {f} does not exist")
+               for key, f in (("operator", operator), ("bench", bench)) if f is not None and not f.is_file()]
+    if missing:
+        raise ManifestError(missing, "bench-module manifest")
+    return BenchModuleSpec(path, bm.get("name"), operator, bench, bm.get("mode", "events"),
+                           tuple(bm.get("devices", ("cpu", "cuda", "npu"))), BenchConfig(**doc.get("bench", {})))
+
+
+def with_overrides(spec: BenchModuleSpec, overrides: dict[str, Any]) -> BenchModuleSpec:
+    known = {f.name for f in fields(BenchConfig)}
+    clean = {k: v for k, v in overrides.items() if v is not None and k in known}
+    mode = overrides.get("mode") or spec.mode
+    return replace(spec, mode=mode, config=replace(spec.config, **clean))
