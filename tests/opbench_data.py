@@ -5,8 +5,8 @@ import random
 from pathlib import Path
 from typing import Any, Sequence
 
-from harness.results.report import FORMAT, summary
-from harness.measure.timing import summarize
+from harness.results.report import Part, ProblemPlan, Report, Shards, SuitePlan
+from harness.results.stats import summarize
 from harness.results.trace import Status, Trace
 
 FAST_BENCH = ("bench: {max_time_s: 0.3, min_samples: 3, rse_threshold: 0.5, correctness_rounds: 1, "
@@ -61,8 +61,19 @@ def trace(solution: str = "sol", workload: str = "w", definition: str = "op", st
                  speedup=(r.median_ms / t.median_ms) if t and r else None, **kw)
 
 
-def report(traces: Sequence[Trace], **extra: Any) -> dict[str, Any]:
-    return {"format": FORMAT, "created": "2026-12-02T00:00:00+00:00", "manifest": "m.yaml",
-            "definition": traces[0].definition if traces else "op", "device": "cpu", "run_seed": 1, "bench": {},
-            "environment": {"device": {"name": "test cpu"}}, "summary": summary(list(traces)),
-            "traces": [t.to_dict() for t in traces], **extra}
+def report(traces: Sequence[Trace], suite: SuitePlan | None = None, shards: Shards | None = None) -> Report:
+    part = Part(definition=traces[0].definition if traces else "op", manifest="m.yaml", device="cpu", run_seed=1,
+                bench={}, environment={"device": {"name": "test cpu"}}, created="2026-12-02T00:00:00+00:00",
+                traces=len(traces))
+    return Report(tuple(traces), (part,), "2026-12-02T00:00:00+00:00", suite, shards)
+
+
+def plan(name: str, problems: Sequence[tuple[str, Sequence[str], Sequence[str]]]) -> SuitePlan:
+    """A suite plan from (definition, solutions, workloads) triples."""
+    return SuitePlan(name, f"{name}.yaml", tuple(ProblemPlan(d, f"{d}.yaml", tuple(s), tuple(w)) for d, s, w in problems))
+
+
+def load(path: Path) -> dict[str, Any]:
+    """A report file as JSON: what a user (or a CI step with jq) reads."""
+    import json
+    return json.loads(Path(path).read_text())

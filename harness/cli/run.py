@@ -81,8 +81,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(f"OK {name}: {_describe(path)}")
         except ManifestError as exc:
             bad += 1
-            print("\n".join([f"INVALID {name}: {len(exc.errors)} problem(s)", *(f"  {e}" for e in exc.errors)]),
-                  file=sys.stderr)
+            print("\n".join(exc.lines(f"INVALID {name}")), file=sys.stderr)
     return 2 if bad else 0
 
 

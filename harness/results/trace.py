@@ -29,11 +29,6 @@ class Status(str, Enum):
         return self.value
 
 
-# Most specific failure first: when several checks fail, the report shows the first in this order.
-FAILURE_ORDER = [Status.TAMPERED, Status.INPUT_MUTATED, Status.INVALID_OUTPUT, Status.INCORRECT_SHAPE,
-                 Status.INCORRECT_DTYPE, Status.INCORRECT_NUMERICAL, Status.HIDDEN_WORK]
-
-
 @dataclass
 class TimingStats:
     """Summary of one timed series; `samples_ms` keeps every raw sample for later re-analysis."""

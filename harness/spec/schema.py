@@ -39,8 +39,8 @@ class ManifestError(InputError):
         self.subject = subject
         super().__init__("\n".join(str(e) for e in self.errors))
 
-    def lines(self) -> list[str]:
-        return [f"invalid {self.subject}: {len(self.errors)} problem(s)", *(f"  {e}" for e in self.errors)]
+    def lines(self, heading: str | None = None) -> list[str]:
+        return [f"{heading or f'invalid {self.subject}'}: {len(self.errors)} problem(s)", *(f"  {e}" for e in self.errors)]
 
 
 def display(path: Path) -> str:

@@ -13,7 +13,7 @@ import torch
 import yaml
 
 from harness.benchmod.module import (API_KINDS, BenchModuleError, load_bench, parse_cases, parse_header)
-from harness.benchmod.run import is_bench_module_manifest, load_bench_manifest
+from harness.spec.benchmodule import is_bench_module_manifest, load_bench_manifest
 from harness.measure.devices import make_device
 from harness.spec.schema import ManifestError
 

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.results.compare import (Interval, Settings, Verdict, bootstrap_ratio, compare_traces, decide, render_markdown,
-                             threshold_arg)
+from harness.cli.results import threshold_arg
+from harness.results.compare import (Interval, Settings, Verdict, bootstrap_ratio, compare_traces, decide,
+                                     render_markdown)
 from harness.results.trace import Status
 
 from opbench_data import report, samples, trace
@@ -89,7 +90,7 @@ def report_files(tmp_path: Path) -> tuple[Path, Path]:
     new = report([trace("fast", sol_ms=samples(1.3, seed=3)), trace("steady", sol_ms=samples(2.0, seed=4))])
     paths = tmp_path / "base.json", tmp_path / "new.json"
     for path, data in zip(paths, (base, new)):
-        path.write_text(json.dumps(data))
+        data.write(path.parent, path.stem)
     return paths
 
 

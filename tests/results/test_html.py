@@ -2,7 +2,6 @@
 renders in a real browser (headless Chromium; skipped with a reason where it is not installed)."""
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
@@ -13,6 +12,7 @@ import pytest
 
 from harness.cli import main
 from harness.results.html import render_html
+from harness.results.report import Report
 from harness.results.trace import Status
 
 from opbench_data import report, samples, trace
@@ -45,7 +45,7 @@ class Census(HTMLParser):
 
 
 @pytest.fixture
-def sample_report() -> dict:
+def sample_report() -> Report:
     traces = [trace("fast<&>", "w1", sol_ms=samples(1.0), ref_ms=samples(2.0)),
               trace("slow", "w1", sol_ms=samples(3.0, seed=1), ref_ms=samples(2.0, seed=2)),
               trace("wrong", "w1", status=Status.INCORRECT_NUMERICAL, message="round 1: y off",
@@ -55,9 +55,8 @@ def sample_report() -> dict:
     return report(traces)
 
 
-def test_page_has_every_row_and_a_chart_per_workload(sample_report: dict) -> None:
-    from harness.results.report import traces_of
-    page = render_html(sample_report, traces_of(sample_report))
+def test_page_has_every_row_and_a_chart_per_workload(sample_report: Report) -> None:
+    page = render_html(sample_report)
     census = Census()
     census.feed(page)
     assert census.rows == [("w1", "fast<&>"), ("w1", "slow"), ("w1", "wrong"), ("w2", "gpu-only"), ("w2", "fast<&>")]
@@ -65,9 +64,8 @@ def test_page_has_every_row_and_a_chart_per_workload(sample_report: dict) -> Non
     assert "fast&lt;&amp;&gt;" in page and "2.00x" in page and "INCORRECT_NUMERICAL" in page
 
 
-def test_cli_writes_page_and_markdown(sample_report: dict, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    path = tmp_path / "r.json"
-    path.write_text(json.dumps(sample_report))
+def test_cli_writes_page_and_markdown(sample_report: Report, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path, _ = sample_report.write(tmp_path, "r")
     html, md = tmp_path / "page.html", tmp_path / "r.md"
     assert main(["report", str(path), "--html", str(html), "--markdown", str(md)]) == 0
     assert html.read_text().startswith("<!DOCTYPE html>") and "| solution" in md.read_text()
@@ -76,10 +74,9 @@ def test_cli_writes_page_and_markdown(sample_report: dict, tmp_path: Path, capsy
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed (apt-get install -y chromium; CI does)")
-def test_page_renders_in_headless_chromium(sample_report: dict, tmp_path: Path) -> None:
-    from harness.results.report import traces_of
+def test_page_renders_in_headless_chromium(sample_report: Report, tmp_path: Path) -> None:
     page = tmp_path / "page.html"
-    page.write_text(render_html(sample_report, traces_of(sample_report)))
+    page.write_text(render_html(sample_report))
     base = [str(CHROMIUM), *FLAGS, f"--user-data-dir={tmp_path / 'profile'}"]
     dom = subprocess.run([*base, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]

@@ -7,23 +7,22 @@ import sys
 from pathlib import Path
 
 import pytest
+from dataclasses import replace
 
 from harness.cli import main
-from harness.results.merge import MergeError, merge_reports
-from harness.results.report import load_report
+from harness.results.merge import MergeError, merge
+from harness.results.report import Report, Shards
 from harness.results.trace import Status
 
-from opbench_data import report, samples, trace, write_suite
+from opbench_data import load, plan, report, samples, trace, write_suite
 
 from factories import ROOT
-PLAN = {"name": "s", "path": "s.yaml", "problems": [
-    {"definition": "p", "manifest": "p.yaml", "solutions": ["x", "y"], "workloads": ["w1", "w2", "w3"]},
-    {"definition": "q", "manifest": "q.yaml", "solutions": ["z"], "workloads": ["w1"]}]}
+PLAN = plan("s", [("p", ["x", "y"], ["w1", "w2", "w3"]), ("q", ["z"], ["w1"])])
 
 
-def shard_report(index: int, keys: list[tuple[str, str, str]], status: Status = Status.PASSED) -> dict:
+def shard_report(index: int, keys: list[tuple[str, str, str]], status: Status = Status.PASSED) -> Report:
     traces = [trace(s, w, d, status=status, sol_ms=samples(1.0, n=5)) for d, w, s in keys]
-    return report(traces, suite=PLAN, shards={"count": 2, "indices": [index]})
+    return report(traces, suite=PLAN, shards=Shards(2, (index,)))
 
 
 # units in plan order: p/w1, p/w2, p/w3, q/w1 -> shard 1 gets p/w1 and p/w3, shard 2 p/w2 and q/w1
@@ -32,35 +31,34 @@ SHARD2 = [("q", "w1", "z"), ("p", "w2", "y"), ("p", "w2", "x")]
 
 
 def test_merge_restores_suite_order() -> None:
-    merged = merge_reports([shard_report(2, SHARD2), shard_report(1, SHARD1)])
-    order = [(t["definition"], t["workload"], t["solution"]) for t in merged["traces"]]
+    merged = merge([shard_report(2, SHARD2), shard_report(1, SHARD1)])
+    order = [(t.definition, t.workload, t.solution) for t in merged.traces]
     assert order == [("p", "w1", "x"), ("p", "w2", "x"), ("p", "w3", "x"), ("p", "w1", "y"), ("p", "w2", "y"),
                      ("p", "w3", "y"), ("q", "w1", "z")]
-    assert merged["shards"] == {"count": 2, "indices": [1, 2]} and merged["summary"]["ok"]
-    assert merged["summary"]["total"] == 7 and len(merged["parts"]) == 2
+    assert merged.shards == Shards(2, (1, 2)) and merged.summary.ok
+    assert merged.summary.total == 7 and len(merged.parts) == 2
 
 
 def test_merge_refuses_what_is_not_one_run() -> None:
     with pytest.raises(MergeError, match="2/2 missing"):
-        merge_reports([shard_report(1, SHARD1)])
+        merge([shard_report(1, SHARD1)])
     with pytest.raises(MergeError, match="more than once"):
-        merge_reports([shard_report(1, SHARD1), shard_report(1, SHARD1)])
+        merge([shard_report(1, SHARD1), shard_report(1, SHARD1)])
     with pytest.raises(MergeError, match="in no report"):
-        merge_reports([shard_report(1, SHARD1), shard_report(2, SHARD2[:2])])
-    other = shard_report(2, SHARD2)
-    other["suite"] = {**PLAN, "problems": PLAN["problems"][:1]}
+        merge([shard_report(1, SHARD1), shard_report(2, SHARD2[:2])])
+    other = replace(shard_report(2, SHARD2), suite=replace(PLAN, problems=PLAN.problems[:1]))
     with pytest.raises(MergeError, match="different suites"):
-        merge_reports([shard_report(1, SHARD1), other])
+        merge([shard_report(1, SHARD1), other])
     dup = report([trace("x", "w1", "p"), trace("x", "w1", "p")])
     with pytest.raises(MergeError, match="more than one report"):
-        merge_reports([dup])
+        merge([dup])
 
 
 def test_partial_merge_is_not_ok() -> None:
-    merged = merge_reports([shard_report(1, SHARD1)], allow_partial=True)
-    assert len(merged["traces"]) == 4 and not merged["summary"]["ok"]
-    failed = merge_reports([shard_report(1, SHARD1), shard_report(2, SHARD2, Status.RUNTIME_ERROR)])
-    assert not failed["summary"]["ok"] and failed["summary"]["by_status"]["RUNTIME_ERROR"] == 3
+    merged = merge([shard_report(1, SHARD1)], allow_partial=True)
+    assert len(merged.traces) == 4 and not merged.summary.ok
+    failed = merge([shard_report(1, SHARD1), shard_report(2, SHARD2, Status.RUNTIME_ERROR)])
+    assert not failed.summary.ok and failed.summary.by_status["RUNTIME_ERROR"] == 3
 
 
 def test_shards_run_and_merge_end_to_end(tmp_path: Path) -> None:
@@ -73,10 +71,10 @@ def test_shards_run_and_merge_end_to_end(tmp_path: Path) -> None:
                               timeout=300)
         assert proc.returncode == 0, proc.stderr
     shards = sorted(out.glob("suite-tiny-cpu-shard-*-of-2.json"))
-    assert [len(load_report(p)["traces"]) for p in shards] == [1, 1]
+    assert [len(load(p)["traces"]) for p in shards] == [1, 1]
     merged = tmp_path / "merged.json"
     assert main(["merge", *map(str, shards), "--out", str(merged)]) == 0
-    data = load_report(merged)
+    data = load(merged)
     assert [(t["definition"], t["workload"]) for t in data["traces"]] == [("vadd", "n64"), ("vmul", "n64")]
     assert data["summary"]["ok"] and data["run_seed"] == 5 and merged.with_suffix(".jsonl").is_file()
     assert main(["merge", str(shards[0]), "--out", str(tmp_path / "part.json")]) == 2

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.results.report import atomic_write, fmt_time, load_report, render_table, traces_of
+from harness.results.render import fmt_time, render_table
+from harness.results.report import Report, atomic_write
 
 from factories import ROOT, axpy_document, solution
 
@@ -35,7 +36,7 @@ def test_run_exit_code_and_files(cli_run) -> None:
 
 def test_json_report_content(cli_run) -> None:
     _, out = cli_run
-    report = load_report(out / "axpy-cpu.json")
+    report = json.loads((out / "axpy-cpu.json").read_text())
     assert report["run_seed"] == 99 and report["device"] == "cpu"
     env = report["environment"]
     assert env["versions"]["torch"] and env["device"]["kind"] == "cpu" and env["host"]
@@ -56,7 +57,7 @@ def test_jsonl_matches_json(cli_run) -> None:
 
 def test_terminal_table_matches_report(cli_run) -> None:
     proc, out = cli_run
-    traces = traces_of(load_report(out / "axpy-cpu.json"))
+    traces = Report.load(out / "axpy-cpu.json").traces
     assert render_table(traces) in proc.stdout
     good = next(t for t in traces if t.solution == "good")
     row = next(l for l in proc.stdout.splitlines() if l.startswith("good "))

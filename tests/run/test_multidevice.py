@@ -9,13 +9,12 @@ from pathlib import Path
 import pytest
 
 from harness.run.multidevice import DeviceJob, child_command, child_env, parse_devices, run_on_devices
-from harness.results.merge import merge_reports
+from harness.results.merge import merge
 from harness.run.progress import NullProgress
-from harness.results.report import load_report
 from harness.spec.shard import units_of
 from harness.run.suite import plan_of, prepare
 
-from opbench_data import write_suite
+from opbench_data import load, write_suite
 
 from factories import ROOT
 
@@ -51,7 +50,7 @@ def test_two_fake_devices_end_to_end(tmp_path: Path) -> None:
                            "--out", str(out), "--seed", "3"], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "cpu:0" in proc.stderr and "cpu:1" in proc.stderr  # progress relayed from both children
-    report = load_report(out / "suite-tiny-cpu.json")
+    report = load(out / "suite-tiny-cpu.json")
     keys = [(t["definition"], t["workload"]) for t in report["traces"]]
     assert keys == [("vadd", "n64"), ("vadd", "n128"), ("vmul", "n64"), ("vmul", "n128")]  # suite order, not finish order
     assert {t["status"] for t in report["traces"]} == {"PASSED"}
@@ -69,11 +68,12 @@ def test_a_failing_device_is_reported_and_the_others_go_on(tmp_path: Path) -> No
             return [sys.executable, "-c", "import sys; print('device lost', file=sys.stderr); sys.exit(3)"]
         return child_command(job)
 
-    reports, failures = run_on_devices(suite, manifests, units, "cpu", ["0", "1"], {"run_seed": 1}, tmp_path / "out",
-                                       NullProgress(), command=command)
-    merged = merge_reports(reports, failures=failures, suite=plan_of("tiny", suite, manifests))
-    by_def = {t["definition"]: t for t in merged["traces"]}
-    assert by_def["vadd"]["status"] == "PASSED"
-    assert by_def["vmul"]["status"] == "RUNTIME_ERROR" and "device cpu:1 failed" in by_def["vmul"]["message"]
-    assert failures[0]["returncode"] == 3 and "device lost" in failures[0]["message"]
-    assert not merged["summary"]["ok"] and merged["summary"]["failures"] == 1
+    reports = run_on_devices(suite, manifests, units, "cpu", ["0", "1"], {"run_seed": 1}, tmp_path / "out",
+                             NullProgress(), command=command)
+    merged = merge(reports, suite=plan_of("tiny", suite, manifests))
+    by_def = {t.definition: t for t in merged.traces}
+    assert by_def["vadd"].status == "PASSED"
+    assert by_def["vmul"].status == "RUNTIME_ERROR" and "device cpu:1 failed" in by_def["vmul"].message
+    failure, = merged.failures
+    assert failure.returncode == 3 and "device lost" in failure.message
+    assert not merged.summary.ok and merged.summary.failures == 1

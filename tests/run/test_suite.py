@@ -9,7 +9,7 @@ from harness.cli import main
 from harness.spec.manifest import is_suite, load_suite
 from harness.spec.schema import ManifestError
 
-from opbench_data import write_suite
+from opbench_data import load, write_suite
 
 from factories import ROOT
 
@@ -46,7 +46,6 @@ def test_a_broken_problem_does_not_stop_the_suite(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    from harness.results.report import load_report
     suite = write_suite(tmp_path / "suite", sizes=(64,))
     vadd = suite.parent / "vadd.yaml"
     vadd.write_text(vadd.read_text().replace('reference: "def run', 'reference: "raise RuntimeError(7)\\ndef run'))
@@ -54,6 +53,6 @@ def test_a_broken_problem_does_not_stop_the_suite(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "harness", "run", str(suite), "--device", "cpu", "--out", str(out),
                            "--quiet"], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 1 and "FAILED local: reference of vadd" in proc.stderr, proc.stderr
-    report = load_report(out / "suite-tiny-cpu.json")
+    report = load(out / "suite-tiny-cpu.json")
     assert [(t["definition"], t["status"]) for t in report["traces"]] == [("vadd", "RUNTIME_ERROR"), ("vmul", "PASSED")]
     assert report["summary"]["failures"] == 1 and not report["summary"]["ok"]

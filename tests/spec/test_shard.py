@@ -6,8 +6,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from harness.errors import InputError
+
 from harness.spec.manifest import load_suite
-from harness.results.merge import expected_keys, units_of_plan
 from harness.spec.shard import Shard, Unit, restrict, select, split, units_of
 from harness.run.suite import plan_of
 
@@ -33,7 +34,7 @@ def test_parse() -> None:
     assert Shard.parse("2/4") == Shard(2, 4) and str(Shard.parse(" 1 / 3 ")) == "1/3"
     assert Shard(2, 4).slug == "shard-2-of-4"
     for bad in ("0/3", "4/3", "1/0", "a/b", "1-3", ""):
-        with pytest.raises(ValueError):
+        with pytest.raises(InputError):
             Shard.parse(bad)
 
 
@@ -49,9 +50,9 @@ def test_merge_reads_the_same_split_from_a_plan(tmp_path: Path) -> None:
     """`merge` recomputes each shard's share from the plan in the report; it must match `select`."""
     manifests = load_suite(write_suite(tmp_path, sizes=(8, 16, 32)))
     plan = plan_of("suite", tmp_path / "suite.yaml", manifests)
-    assert units_of_plan(plan) == units_of(manifests)
+    assert plan.units() == units_of(manifests)
     for i in (1, 2, 3):
         share = {(manifests[u.problem].definition.name, u.workload) for u in select(units_of(manifests), Shard(i, 3))}
-        keys = expected_keys(plan, {"count": 3, "indices": [i]})
+        keys = plan.keys(select(plan.units(), Shard(i, 3)))
         assert {(d, w) for d, w, _ in keys} == share
     assert split([Unit(0, "a")], 3) == [[Unit(0, "a")], [], []]

@@ -25,11 +25,6 @@ def msprof_command(output: Path, app: Sequence[str]) -> list[str]:
     return ["msprof", f"--output={output}", *app]
 
 
-def msprof_op_command(output: Path, kernel_prefix: str, launches: int, app: Sequence[str]) -> list[str]:
-    """Kernel-level profiling of the launches whose name starts with `kernel_prefix`."""
-    return ["msprof", "op", f"--kernel-name={kernel_prefix}", f"--launch-count={launches}", f"--output={output}", *app]
-
-
 def find_op_summaries(root: Path) -> list[Path]:
     root = Path(root)
     hits = sorted(root.glob("**/mindstudio_profiler_output/op_summary_*.csv"))

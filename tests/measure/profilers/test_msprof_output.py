@@ -9,7 +9,7 @@ import pytest
 from factories import FIXTURES
 
 from harness.measure.profilers import AttributionError, attribute
-from harness.measure.profilers.msprof import (find_op_summaries, load_msprof_records, msprof_command, msprof_op_command,
+from harness.measure.profilers.msprof import (find_op_summaries, load_msprof_records, msprof_command,
                                       parse_op_basic_info, parse_op_summary)
 
 FIX = FIXTURES
@@ -61,5 +61,3 @@ def test_uneven_split_is_refused() -> None:
 def test_command_lines(tmp_path: Path) -> None:
     app = ["python3", "-m", "harness.benchmod.child", "--case", "a"]
     assert msprof_command(tmp_path, app) == ["msprof", f"--output={tmp_path}", *app]
-    op = msprof_op_command(tmp_path, "rmsnorm", 30, app)
-    assert op[:2] == ["msprof", "op"] and "--kernel-name=rmsnorm" in op and "--launch-count=30" in op
