@@ -10,13 +10,14 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
 import yaml
 
+from harness.spec.knobs import apply_overrides, knob_overrides
 from harness.spec.model import BenchConfig
 from harness.spec.schema import FieldError, Locator, ManifestError, validate
 from harness.results.trace import Status, Trace
@@ -67,10 +68,8 @@ def load_bench_manifest(path: Path) -> BenchModuleSpec:
 
 
 def with_overrides(spec: BenchModuleSpec, overrides: dict[str, Any]) -> BenchModuleSpec:
-    known = {f.name for f in fields(BenchConfig)}
-    clean = {k: v for k, v in overrides.items() if v is not None and k in known}
     mode = overrides.get("mode") or spec.mode
-    return replace(spec, mode=mode, config=replace(spec.config, **clean))
+    return replace(spec, mode=mode, config=apply_overrides(spec.config, knob_overrides(overrides)))
 
 
 def _trace(spec_name: str, case_id: str, header: Any, device: str, status: Status, **kw: Any) -> Trace:

@@ -12,30 +12,14 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from harness.spec.manifest import is_suite, load_manifest, load_suite, resolve_manifest_path, with_bench_overrides
+from harness.spec.knobs import add_knob_options
 from harness.spec.schema import ManifestError
 
 from harness.paths import MANIFESTS_DIR
 
 
 def _add_timing_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("timing (override the manifest's bench section)")
-    g.add_argument("--warm-cache", dest="cache", action="store_const", const="warm", help="do not flush L2 between samples")
-    g.add_argument("--cold-cache", dest="cache", action="store_const", const="cold")
-    g.add_argument("--timer", choices=["events", "cupti"],
-                   help="events: device events (default); cupti: per-kernel profiler timestamps, CUDA only")
-    g.add_argument("--cuda-graph", dest="cuda_graph", action="store_true", default=None, help="time replays of a CUDA graph")
-    g.add_argument("--graph-batch", type=int)
-    g.add_argument("--warmup-ms", type=float)
-    g.add_argument("--warmup-count", type=int)
-    g.add_argument("--min-samples", type=int)
-    g.add_argument("--max-samples", type=int)
-    g.add_argument("--min-time-ms", type=float)
-    g.add_argument("--max-time-s", type=float)
-    g.add_argument("--rse-threshold", type=float, help="stop when the relative standard error of the median is below this")
-    g.add_argument("--rounds", dest="correctness_rounds", type=int, help="correctness rounds of fresh inputs")
-    g.add_argument("--compile-timeout-s", type=float)
-    g.add_argument("--run-timeout-s", type=float)
-    g.add_argument("--no-fresh-inputs", dest="fresh_inputs", action="store_false", default=None)
+    add_knob_options(p)  # generated from BenchConfig's knob table (harness/spec/knobs.py)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -88,9 +88,8 @@ def run_command(args: Any, path: Path) -> int:
     """`harness run` for a suite, a shard or several devices (exit codes as in `cli`)."""
     import secrets
     import sys
-    from dataclasses import fields
 
-    from harness.spec.model import BenchConfig
+    from harness.spec.knobs import knob_overrides
     from harness.run.multidevice import parse_devices, run_on_devices
     from harness.run.progress import make_progress
     from harness.results.report import render_table, write_reports
@@ -98,8 +97,7 @@ def run_command(args: Any, path: Path) -> int:
     from harness.spec.schema import ManifestError
     from harness.spec.shard import select, units_of
 
-    known = {f.name for f in fields(BenchConfig)}
-    overrides = {k: v for k, v in vars(args).items() if k in known and v is not None}
+    overrides = knob_overrides(args)
     try:
         manifests = prepare(path, overrides, args.solution, args.workload)
         shard = Shard.parse(args.shard) if args.shard else None
