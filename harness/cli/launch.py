@@ -141,8 +141,11 @@ def _reproduce(args: argparse.Namespace) -> int:
     except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
         raise LaunchError(f"cannot read report {args.report}: {exc}") from exc
     manifest = rec.host_manifest(args.workspace)
+    for note in rec.notes:
+        print(f"opbench: {note}", file=sys.stderr)
+    seed = f"seed {rec.run_seed}" if rec.run_seed is not None else "no seed"
     if not rec.in_container:
-        print(f"opbench: report came from a local run; re-running locally with seed {rec.run_seed}", file=sys.stderr)
+        print(f"opbench: report came from a local run; re-running locally with {seed}", file=sys.stderr)
         return _run_local(str(manifest), args.out, ["--device", rec.device, *rec.run_args])
     kind = rec.device if rec.device in devices.CONTAINER_KINDS else "cpu"
     client = engine.connect()
@@ -152,7 +155,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(plan.shell())
         return 0
-    print(f"opbench: reproducing {args.report} in {ref.tag} ({start[:19]}), seed {rec.run_seed}", file=sys.stderr)
+    print(f"opbench: reproducing {args.report} in {ref.tag} ({start[:19]}), {seed}", file=sys.stderr)
     return run_container(client, plan)
 
 
