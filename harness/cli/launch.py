@@ -135,10 +135,16 @@ def _image_only(client: Any, recipe: image.ImageRecipe, args: argparse.Namespace
 
 
 def _reproduce(args: argparse.Namespace, run_local: RunLocal) -> int:
-    rec = recorded(Report.load(args.report).to_json())
+    try:
+        rec = recorded(Report.load(args.report))
+    except ValueError as exc:  # a recorded knob no flag can express
+        raise LaunchError(f"cannot read report {args.report}: {exc}") from exc
     manifest = rec.host_manifest(args.workspace)
+    for note in rec.notes:
+        print(f"opbench: {note}", file=sys.stderr)
+    seed = f"seed {rec.run_seed}" if rec.run_seed is not None else "no seed"
     if not rec.in_container:
-        print(f"opbench: report came from a local run; re-running locally with seed {rec.run_seed}", file=sys.stderr)
+        print(f"opbench: report came from a local run; re-running locally with {seed}", file=sys.stderr)
         return run_local(["run", str(manifest), "--out", str(args.out), "--device", rec.device, *rec.run_args])
     kind = rec.device if rec.device in devices.CONTAINER_KINDS else "cpu"
     client = engine.connect()
@@ -148,7 +154,7 @@ def _reproduce(args: argparse.Namespace, run_local: RunLocal) -> int:
     if args.dry_run:
         print(plan.shell())
         return 0
-    print(f"opbench: reproducing {args.report} in {ref.tag} ({start[:19]}), seed {rec.run_seed}", file=sys.stderr)
+    print(f"opbench: reproducing {args.report} in {ref.tag} ({start[:19]}), {seed}", file=sys.stderr)
     return run_container(client, plan)
 
 

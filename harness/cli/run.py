@@ -17,7 +17,7 @@ from harness.run.orchestrate import RunRequest, run
 from harness.run.progress import make_progress
 from harness.spec.benchmodule import is_bench_module_manifest, load_bench_manifest
 from harness.spec.manifest import is_suite, load_suite, resolve_manifest_path
-from harness.spec.model import BenchConfig
+from harness.spec.knobs import add_knob_options, knob_overrides
 from harness.spec.schema import ManifestError
 from harness.spec.shard import Shard
 
@@ -42,34 +42,7 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    "results merged (with --device cpu, N processes fake N devices)")
     p.add_argument("--shard", help="i/n: run only shard i of n of the suite's workloads "
                    "(1-based; see `harness merge`)")
-    add_timing_options(p)
-
-
-def add_timing_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("timing (override the manifest's bench section)")
-    g.add_argument("--warm-cache", dest="cache", action="store_const", const="warm", help="do not flush L2 between samples")
-    g.add_argument("--cold-cache", dest="cache", action="store_const", const="cold")
-    g.add_argument("--timer", choices=["events", "cupti"],
-                   help="events: device events (default); cupti: per-kernel profiler timestamps, CUDA only")
-    g.add_argument("--cuda-graph", dest="cuda_graph", action="store_true", default=None, help="time replays of a CUDA graph")
-    g.add_argument("--graph-batch", type=int)
-    g.add_argument("--warmup-ms", type=float)
-    g.add_argument("--warmup-count", type=int)
-    g.add_argument("--min-samples", type=int)
-    g.add_argument("--max-samples", type=int)
-    g.add_argument("--min-time-ms", type=float)
-    g.add_argument("--max-time-s", type=float)
-    g.add_argument("--rse-threshold", type=float, help="stop when the relative standard error of the median is below this")
-    g.add_argument("--rounds", dest="correctness_rounds", type=int, help="correctness rounds of fresh inputs")
-    g.add_argument("--compile-timeout-s", type=float)
-    g.add_argument("--run-timeout-s", type=float)
-    g.add_argument("--no-fresh-inputs", dest="fresh_inputs", action="store_false", default=None)
-
-
-def timing_overrides(args: argparse.Namespace) -> dict[str, object]:
-    from dataclasses import fields
-    known = {f.name for f in fields(BenchConfig)}
-    return {k: v for k, v in vars(args).items() if k in known and v is not None}
+    add_knob_options(p)  # generated from BenchConfig's knob table (harness/spec/knobs.py)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -103,7 +76,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                          device_index=args.device_index, devices=args.devices,
                          shard=Shard.parse(args.shard) if args.shard else None,
                          solutions=tuple(args.solution), workloads=tuple(args.workload),
-                         overrides=timing_overrides(args), mode=args.mode, seed=args.seed)
+                         overrides=knob_overrides(args), mode=args.mode, seed=args.seed)
     outcome = run(request, make_progress(args.quiet))
     return finish(outcome.report, args.table_format, outcome.headline, (outcome.json_path, outcome.jsonl_path))
 

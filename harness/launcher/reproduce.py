@@ -8,27 +8,8 @@ from typing import Any
 from harness.launcher.errors import ENVIRONMENT, LaunchError
 from harness.launcher.image import ImageRef, find
 from harness.launcher.run import WORKSPACE
-
-# report["bench"] key -> `harness run` flag; booleans only have the flag that turns them away from the default
-VALUE_FLAGS = {"graph_batch": "--graph-batch", "warmup_ms": "--warmup-ms", "warmup_count": "--warmup-count",
-               "min_samples": "--min-samples", "max_samples": "--max-samples", "min_time_ms": "--min-time-ms",
-               "max_time_s": "--max-time-s", "rse_threshold": "--rse-threshold", "correctness_rounds": "--rounds",
-               "compile_timeout_s": "--compile-timeout-s", "run_timeout_s": "--run-timeout-s"}
-
-
-def bench_flags(bench: dict[str, Any]) -> list[str]:
-    """Command-line overrides that pin every timing knob to the value the report recorded."""
-    flags: list[str] = []
-    for key, flag in VALUE_FLAGS.items():
-        if bench.get(key) is not None:
-            flags += [flag, repr(bench[key]) if isinstance(bench[key], float) else str(bench[key])]
-    if bench.get("cache") in ("warm", "cold"):
-        flags.append(f"--{bench['cache']}-cache")
-    if bench.get("cuda_graph"):
-        flags.append("--cuda-graph")
-    if bench.get("fresh_inputs") is False:
-        flags.append("--no-fresh-inputs")
-    return flags
+from harness.results.report import Report
+from harness.spec.knobs import knob_argv
 
 
 def _unique(values: list[str]) -> list[str]:
@@ -37,14 +18,15 @@ def _unique(values: list[str]) -> list[str]:
 
 @dataclass(frozen=True)
 class Recorded:
-    """What a report says about how it was made."""
+    """What a report says about how it was made; `notes` say what it does not pin (a seed, the knobs)."""
 
     manifest: str
     device: str
-    run_seed: int
+    run_seed: int | None
     image_tag: str | None
     image_digest: str | None
     run_args: tuple[str, ...]
+    notes: tuple[str, ...] = ()
 
     @property
     def in_container(self) -> bool:
@@ -67,17 +49,37 @@ class Recorded:
         return host
 
 
-def recorded(report: dict[str, Any]) -> Recorded:
-    env = report.get("environment", {})
-    traces = report.get("traces", [])
-    args = ["--seed", str(report["run_seed"]), *bench_flags(report.get("bench", {}))]
-    for sol in _unique([t.get("solution", "") for t in traces]):
+def _seed(report: Report) -> tuple[int | None, str | None]:
+    """The run seed to pass again, or None and the line that says why there is none."""
+    if report.run_seed is not None:
+        return report.run_seed, None
+    seeds = sorted({p.run_seed for p in report.parts if p.run_seed is not None})
+    if len(seeds) > 1:
+        return None, f"the report's parts ran with different seeds ({', '.join(map(str, seeds))}); re-running without --seed"
+    return None, "the report recorded no run seed (bench-module runs draw none); re-running without --seed"
+
+
+def _bench(report: Report) -> tuple[dict[str, Any], str | None]:
+    """The recorded timing knobs, or nothing and the line that says the manifest's apply."""
+    if report.bench is not None:
+        return report.bench, None
+    return {}, "the report recorded no single timing configuration (parts differ); the manifest's bench section applies"
+
+
+def recorded(report: Report) -> Recorded:
+    """The run behind `report`: its seed, every knob its `bench` recorded pinned by a flag
+    (harness/spec/knobs.py), its solutions and workloads. ValueError when a recorded knob has no flag."""
+    seed, seed_note = _seed(report)
+    bench, bench_note = _bench(report)
+    args = (["--seed", str(seed)] if seed is not None else []) + knob_argv(bench)
+    for sol in _unique([t.solution for t in report.traces]):
         args += ["--solution", sol]
-    for wl in _unique([t.get("workload", "") for t in traces]):
+    for wl in _unique([t.workload for t in report.traces]):
         args += ["--workload", wl]
-    return Recorded(manifest=report["manifest"], device=report["device"], run_seed=int(report["run_seed"]),
+    env = report.environment
+    return Recorded(manifest=report.manifest or "", device=report.device, run_seed=seed,
                     image_tag=env.get("opbench_image"), image_digest=env.get("opbench_image_digest"),
-                    run_args=tuple(args))
+                    run_args=tuple(args), notes=tuple(n for n in (seed_note, bench_note) if n))
 
 
 def resolve_image(client: Any, rec: Recorded, accept_rebuilt: bool = False) -> tuple[ImageRef, str]:

@@ -2,10 +2,11 @@
 bench module to time, in which bench mode, on which devices, with which timing knobs."""
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from harness.spec.knobs import apply_overrides, knob_overrides
 from harness.spec.manifest import read_structured
 from harness.spec.model import BenchConfig
 from harness.spec.schema import FieldError, Locator, ManifestError, display, validate
@@ -53,7 +54,5 @@ def load_bench_manifest(path: Path) -> BenchModuleSpec:
 
 
 def with_overrides(spec: BenchModuleSpec, overrides: dict[str, Any]) -> BenchModuleSpec:
-    known = {f.name for f in fields(BenchConfig)}
-    clean = {k: v for k, v in overrides.items() if v is not None and k in known}
     mode = overrides.get("mode") or spec.mode
-    return replace(spec, mode=mode, config=replace(spec.config, **clean))
+    return replace(spec, mode=mode, config=apply_overrides(spec.config, knob_overrides(overrides)))

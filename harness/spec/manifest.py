@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import glob as globlib
 import json
-from dataclasses import fields, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from harness.spec.expressions import check_expression
+from harness.spec.knobs import apply_overrides, knob_overrides
 from harness.spec.model import (Axis, BenchConfig, Definition, Generator, Manifest, Reference, Solution,
                     TensorSpec, Tolerance, Workload)
 from harness.spec.schema import FieldError, Locator, ManifestError, PathPart, display, validate
@@ -262,9 +263,7 @@ def load_manifest(path: str | Path) -> Manifest:
 
 def with_bench_overrides(manifest: Manifest, overrides: dict[str, Any]) -> Manifest:
     """Command-line timing options win over the manifest's `bench` section."""
-    known = {f.name for f in fields(BenchConfig)}
-    clean = {k: v for k, v in overrides.items() if v is not None and k in known}
-    return replace(manifest, bench=replace(manifest.bench, **clean))
+    return replace(manifest, bench=apply_overrides(manifest.bench, knob_overrides(overrides)))
 
 
 def resolve_manifest_path(name: str, manifests_dir: Path) -> Path:

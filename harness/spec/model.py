@@ -91,26 +91,67 @@ class Solution:
 
 
 @dataclass(frozen=True)
-class BenchConfig:
-    """The timing protocol's knobs; manifest values, then command-line overrides, win over defaults."""
+class Switch:
+    """A flag that sets its knob to one value: `--warm-cache` (cache = "warm"), `--no-cuda-graph` (False)."""
 
-    warmup_ms: float = 25.0
-    warmup_count: int = 3
-    min_samples: int = 10
-    max_samples: int = 2000
-    min_time_ms: float = 5.0
-    max_time_s: float = 10.0
-    rse_threshold: float = 0.005
-    chunk: int = 10
-    correctness_rounds: int = 3
-    cache: str = "cold"  # cold: L2 flushed before every sample; warm: never flushed
-    cuda_graph: bool = False
-    graph_batch: int = 20
-    compile_timeout_s: float = 300.0
-    run_timeout_s: float = 120.0
-    suspicious_speedup: float = 20.0
-    timer: str = "events"  # events: device events; cupti: per-kernel profiler timestamps (CUDA)
-    fresh_inputs: bool = True  # permute random inputs in place between samples (defeats result caches)
+    value: str | bool
+    flag: str
+    help: str
+
+
+@dataclass(frozen=True)
+class Knob:
+    """How one `BenchConfig` field is spelled on the command line: a value option (`--warmup-ms 25.0`,
+    typed by the field, `choices` for a closed set of strings) or one `Switch` per value."""
+
+    help: str = ""
+    flag: str | None = None
+    choices: tuple[str, ...] = ()
+    switches: tuple[Switch, ...] = ()
+
+    def __post_init__(self) -> None:
+        assert (self.flag is None) != (not self.switches), "a knob is either a value option or a set of switches"
+
+
+def knob(default: Any, flag: str | None = None, help: str = "", *, choices: tuple[str, ...] = (),
+         switches: tuple[Switch, ...] = ()) -> Any:
+    """A `BenchConfig` field with its command-line spelling (read by harness/spec/knobs.py)."""
+    return field(default=default, metadata={"knob": Knob(help, flag, choices, switches)})
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """The timing protocol's knobs; manifest values, then command-line overrides, win over defaults.
+
+    Each field carries its command-line spelling; `harness/spec/knobs.py` derives the `harness run`
+    options, the override filter and the flags `harness reproduce` pins from this one table."""
+
+    warmup_ms: float = knob(25.0, "--warmup-ms", "warm up for at least this many milliseconds")
+    warmup_count: int = knob(3, "--warmup-count", "and at least this many calls")
+    min_samples: int = knob(10, "--min-samples", "take at least this many samples")
+    max_samples: int = knob(2000, "--max-samples", "stop after this many samples (row NOISY if not converged)")
+    min_time_ms: float = knob(5.0, "--min-time-ms", "sample for at least this many milliseconds")
+    max_time_s: float = knob(10.0, "--max-time-s", "stop after this many seconds (row NOISY if not converged)")
+    rse_threshold: float = knob(0.005, "--rse-threshold",
+                                "stop when the relative standard error of the median is below this")
+    chunk: int = knob(10, "--chunk", "samples per chunk between stopping-rule checks")
+    correctness_rounds: int = knob(3, "--rounds", "correctness rounds of fresh inputs")
+    cache: str = knob("cold", switches=(
+        Switch("cold", "--cold-cache", "flush L2 before every sample (default)"),
+        Switch("warm", "--warm-cache", "do not flush L2 between samples")))
+    cuda_graph: bool = knob(False, switches=(
+        Switch(True, "--cuda-graph", "time replays of a CUDA graph of --graph-batch calls"),
+        Switch(False, "--no-cuda-graph", "time direct calls (default)")))
+    graph_batch: int = knob(20, "--graph-batch", "calls per CUDA graph (with --cuda-graph)")
+    compile_timeout_s: float = knob(300.0, "--compile-timeout-s", "seconds a solution may take to build")
+    run_timeout_s: float = knob(120.0, "--run-timeout-s", "seconds one call into a worker may take")
+    suspicious_speedup: float = knob(20.0, "--suspicious-speedup",
+                                     "flag speedups over the reference above this factor as SUSPICIOUS_SPEEDUP")
+    timer: str = knob("events", "--timer", "events: device events (default); cupti: per-kernel profiler "
+                      "timestamps, CUDA only", choices=("events", "cupti"))
+    fresh_inputs: bool = knob(True, switches=(
+        Switch(True, "--fresh-inputs", "permute random inputs in place between samples (default; defeats result caches)"),
+        Switch(False, "--no-fresh-inputs", "time every sample on the same inputs")))
 
 
 @dataclass(frozen=True)
