@@ -28,6 +28,14 @@ from harness.results.trace import TimingStats
 MAX_HOLD_US = 2000.0
 
 
+def resolve_timer(requested: str, device: Device) -> str:
+    """`auto` is CUPTI kernel timestamps where the device traces activities (CUDA: the clock Nsight
+    Compute and FlashInfer-Bench read, without the 2-4 us device events add), else device events."""
+    if requested == "auto":
+        return "cupti" if device.traces_activities() else "events"
+    return requested
+
+
 def stopping_decision(samples: Sequence[float], elapsed_s: float, cfg: BenchConfig,
                       calls_per_sample: int = 1) -> tuple[bool, bool, str]:
     """(stop, rule_met, reason): stop once the median is known well enough, or a cap is hit.
@@ -64,8 +72,10 @@ class Sampler:
                  before_sample: Callable[[int], None] | None = None):
         self.device = device
         self.cfg = cfg
-        self.mode = cfg.timer
+        self.timer = resolve_timer(cfg.timer, device)
+        self.mode = self.timer
         self.divisor = 1
+        self.escaped: list[Any] = []  # activities on other streams outside every call window (cupti timer)
         self.calls = calls
         self.before_sample = before_sample or (lambda i: None)
         self.hold_us = 0.0
@@ -78,7 +88,7 @@ class Sampler:
             return
         with self.device.stream():
             self.calls = [self.device.capture_graph(call, self.cfg.graph_batch) for call in self.calls]
-        self.mode = "cuda-graph" if self.cfg.timer == "events" else f"cuda-graph+{self.cfg.timer}"
+        self.mode = "cuda-graph" if self.timer == "events" else f"cuda-graph+{self.timer}"
         self.divisor = self.cfg.graph_batch
 
     def warmup(self) -> WarmupInfo:
@@ -100,25 +110,34 @@ class Sampler:
         # Enough device-side hold to cover queueing the call (plus events); capped so a slow
         # host-bound call is not hidden behind an unbounded sleep.
         self.hold_us = min(1.5 * host_us + 20.0, MAX_HOLD_US)
+        with dev.stream():  # the first hold calibrates the spin kernel: here, not inside a traced chunk
+            dev.hold(self.hold_us)
+            dev.synchronize()
         return WarmupInfo(n, (time.perf_counter() - start) * 1e3, host_us, self.hold_us)
 
     def _sample(self, after: Callable[[], None], before: Callable[[], None] = lambda: None) -> None:
         """Queue one sample: refresh inputs, flush (cold), hold, `before`, the call, `after`.
 
-        Everything but the call sits outside what `before`/`after` bracket (events or markers)."""
+        Everything but the call sits outside what `before`/`after` bracket (events or markers). Each
+        step enters the harness stream anew, so a call that switches the current stream cannot move
+        the bracket off it: its work on another stream then shows as escaped, not as a short call."""
+        dev = self.device
         i = self.count % len(self.calls)
         self.before_sample(i)
-        if self.cfg.cache == "cold":
-            self.device.flush_cache()
-        self.device.hold(self.hold_us)
-        before()
-        self.calls[i]()
-        after()
+        with dev.stream():
+            if self.cfg.cache == "cold":
+                dev.flush_cache()
+            dev.hold(self.hold_us)
+            before()
+        with dev.stream():
+            self.calls[i]()
+        with dev.stream():
+            after()
         self.count += 1
 
     def chunk(self, n: int) -> list[float]:
         """`n` samples in milliseconds per call; one synchronize at the end, none inside."""
-        if self.cfg.timer == "cupti":
+        if self.timer == "cupti":
             return self._chunk_cupti(n)
         dev = self.device
         pairs = [(dev.event(), dev.event()) for _ in range(n)]
@@ -143,6 +162,7 @@ class Sampler:
         times = call_times_us(acts)
         if len(times) != n:
             raise AttributionError(f"attributed {len(times)} calls in the trace, expected {n}")
+        self.escaped.extend(escaped(acts))  # every cupti sample doubles as a hidden-work probe
         return [t / 1e3 / self.divisor for t in times]
 
     def hidden_work_check(self, reps: int = 5) -> dict[str, float]:
@@ -191,11 +211,12 @@ class Sampler:
         if acts is None:
             return {}
         try:
-            outside = escaped(acts)
+            outside = escaped(acts) + self.escaped
         except AttributionError as exc:
             return {"activity_check": f"unavailable: {exc}"}
+        probes = 1 + (self.count if self.timer == "cupti" else 0)  # calls whose every activity was accounted for
         return {"escaped_ms": sum(a.dur_us for a in outside) / 1e3 / self.divisor,
-                "escaped_kernels": sorted({a.name[:80] for a in outside})[:5]}
+                "escaped_kernels": sorted({a.name[:80] for a in outside})[:5], "probed_calls": probes}
 
 
 def hidden_work_suspected(check: dict[str, Any], min_hidden_ms: float = 0.02, fraction: float = 0.3) -> bool:

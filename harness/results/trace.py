@@ -46,7 +46,7 @@ class TimingStats:
     stop_reason: str
     measured_ms: float         # total device time in the samples
     wall_s: float              # host time spent reaching the stopping rule
-    mode: str                  # "events" | "cuda-graph"
+    mode: str                  # the timer that produced the samples: "cupti" | "events" | "cuda-graph[+cupti]" | a bench mode
     cache: str                 # "cold" | "warm"
     samples_ms: list[float] = field(default_factory=list)
 

@@ -147,8 +147,9 @@ class BenchConfig:
     run_timeout_s: float = knob(120.0, "--run-timeout-s", "seconds one call into a worker may take")
     suspicious_speedup: float = knob(20.0, "--suspicious-speedup",
                                      "flag speedups over the reference above this factor as SUSPICIOUS_SPEEDUP")
-    timer: str = knob("events", "--timer", "events: device events (default); cupti: per-kernel profiler "
-                      "timestamps, CUDA only", choices=("events", "cupti"))
+    timer: str = knob("auto", "--timer", "auto (default): cupti where the device traces kernel activities (CUDA), "
+                      "else events; cupti: per-kernel profiler timestamps (CUDA only); events: device events around "
+                      "each call", choices=("auto", "cupti", "events"))
     fresh_inputs: bool = knob(True, switches=(
         Switch(True, "--fresh-inputs", "permute random inputs in place between samples (default; defeats result caches)"),
         Switch(False, "--no-fresh-inputs", "time every sample on the same inputs")))

@@ -3,8 +3,9 @@ turns them into per-call times and hidden-work evidence.
 
 The CUDA device gets these from torch.profiler (CUPTI, the same timestamps Nsight Compute's
 gpu__time_duration comes from). The harness brackets every timed call with two spin kernels on its
-own stream (the hold before, a marker after), so a call's work is what runs between them, and work
-on any other stream outside that window escaped the timed region.
+own stream (the hold before, a marker after), so a call's work is what runs between them (on any
+stream: a side stream joined back before the marker is inside), and work on any stream outside
+every window escaped the timed region.
 """
 from __future__ import annotations
 
@@ -60,18 +61,20 @@ def harness_windows(acts: Iterable[Activity]) -> tuple[int, list[tuple[float, fl
     return stream, [(markers[i].end_us, markers[i + 1].start_us) for i in range(0, len(markers), 2)]
 
 
-def call_times_us(acts: list[Activity]) -> list[float]:
-    """Per call: span from the first to the last harness-stream activity inside its window (0 if none)."""
-    stream, windows = harness_windows(acts)
+def call_times_us(acts: list[Activity], slack_us: float = 0.01) -> list[float]:
+    """Per call: span from the first to the last activity inside its window, on any stream, so a
+    call that forks work to a side stream and joins it back is timed whole (0 if it ran nothing)."""
+    _, windows = harness_windows(acts)
     times = []
     for lo, hi in windows:
-        inside = [a for a in acts if a.stream == stream and not a.is_marker and a.start_us >= lo - 0.01 and a.end_us <= hi + 0.01]
+        inside = [a for a in acts if not a.is_marker and a.start_us >= lo - slack_us and a.end_us <= hi + slack_us]
         times.append(max(a.end_us for a in inside) - min(a.start_us for a in inside) if inside else 0.0)
     return times
 
 
 def escaped(acts: list[Activity], slack_us: float = 1.0) -> list[Activity]:
-    """Activities on other streams not contained in any call window: work the timed region missed."""
+    """Activities on other streams not contained in any call window: work the timed region missed
+    (the harness stream's own flushes and holds sit outside the windows by design)."""
     stream, windows = harness_windows(acts)
     return [a for a in acts if a.stream != stream and not any(lo - slack_us <= a.start_us and a.end_us <= hi + slack_us
                                                                for lo, hi in windows)]

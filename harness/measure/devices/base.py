@@ -105,6 +105,10 @@ class Device(ABC):
     def mark(self) -> None:
         """Enqueue a marker after a timed call (devices with activity tracing; else nothing)."""
 
+    def traces_activities(self) -> bool:
+        """Whether `device_activities` works here: the `auto` timer then times from kernel timestamps."""
+        return False
+
     def device_activities(self, run: Callable[[], None]) -> list[Any] | None:
         """Per-kernel device activities `run` caused (profiler timestamps), or None where the device
         has no activity tracing; used for the cupti timer and the hidden-work attribution check."""

@@ -113,6 +113,9 @@ class CudaDevice(Device):
         """A minimal spin kernel after the timed call: closes the call's window in a profiler trace."""
         torch.cuda._sleep(1)
 
+    def traces_activities(self) -> bool:
+        return True
+
     def device_activities(self, run: Callable[[], None]) -> list[Activity]:
         """Kernels, memcpys and memsets that `run` caused, from CUPTI through torch.profiler."""
         from torch.profiler import ProfilerActivity, profile
