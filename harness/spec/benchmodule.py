@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.spec.knobs import apply_overrides, knob_overrides
-from harness.spec.manifest import read_structured
+from harness.spec.manifest import has_top_level_key, read_structured
 from harness.spec.model import BenchConfig
 from harness.spec.schema import FieldError, Locator, ManifestError, display, validate
 
@@ -24,15 +24,7 @@ class BenchModuleSpec:
 
 
 def is_bench_module_manifest(path: Path) -> bool:
-    """Cheap sniff: a YAML/JSON mapping whose top level has `bench_module`."""
-    path = Path(path)
-    if not path.is_file() or path.suffix not in (".yaml", ".yml", ".json"):
-        return False
-    try:
-        doc = read_structured(path)
-    except ManifestError:
-        return False
-    return isinstance(doc, dict) and "bench_module" in doc
+    return has_top_level_key(path, "bench_module")
 
 
 def load_bench_manifest(path: Path) -> BenchModuleSpec:

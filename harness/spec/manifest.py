@@ -275,16 +275,21 @@ def resolve_manifest_path(name: str, manifests_dir: Path) -> Path:
     return candidate if candidate.exists() else path
 
 
-def is_suite(path: str | Path) -> bool:
-    """A suite is a YAML/JSON file whose top level has `problems:` (a manifest never does)."""
+def has_top_level_key(path: str | Path, key: str) -> bool:
+    """Cheap sniff of what a YAML/JSON file is: a suite has `problems:`, a bench-module manifest
+    `bench_module:`, a manifest neither. Unreadable files are none of them (loading says why)."""
     path = Path(path)
-    if path.is_dir() or not path.is_file():
+    if not path.is_file() or path.suffix not in (".yaml", ".yml", ".json"):
         return False
     try:
         doc = read_structured(path)
     except ManifestError:
         return False
-    return isinstance(doc, dict) and "problems" in doc
+    return isinstance(doc, dict) and key in doc
+
+
+def is_suite(path: str | Path) -> bool:
+    return has_top_level_key(path, "problems")
 
 
 def load_suite(path: str | Path) -> list[Manifest]:
