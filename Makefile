@@ -12,18 +12,22 @@ BUILD_ARGS ?=
 
 .PHONY: deps test-deps launch-deps bench image push validate test
 
+# Exits 0 only when every `name==version` line of the given requirements files is installed at that version
+# (the files pin exactly, so an import check would accept a stale or newer install).
+PINNED = $(PYTHON) -c "import sys, importlib.metadata as md; reqs = [l.split(chr(35))[0].strip() for f in sys.argv[1:] for l in open(f)]; sys.exit(any(md.version(n) != v for n, v in (r.split('==') for r in reqs if r)))"
+
 deps:
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PYTHON) -m pip install -q torch==2.13.0
-	@$(PYTHON) -c "import yaml, jsonschema, tabulate, rich, safetensors" 2>/dev/null || $(PYTHON) -m pip install -q -r requirements.txt
+	@$(PINNED) requirements.txt 2>/dev/null || $(PYTHON) -m pip install -q -r requirements.txt
 
 test-deps: deps
-	@$(PYTHON) -c "import pytest, pytest_timeout" 2>/dev/null || $(PYTHON) -m pip install -q -r requirements-test.txt
+	@$(PINNED) requirements-test.txt 2>/dev/null || $(PYTHON) -m pip install -q -r requirements-test.txt
 
 # The launcher's host side: the harness CLI and the docker SDK (no torch; that lives in the image).
 # The SDK is optional: with no SDK (an offline GPU box) the launcher says so and runs locally.
 launch-deps:
-	@$(PYTHON) -c "import yaml, jsonschema, tabulate, rich, safetensors" 2>/dev/null || $(PYTHON) -m pip install -q -r requirements.txt
-	@$(PYTHON) -c "import docker" 2>/dev/null || $(PYTHON) -m pip install -q "docker>=7.1" 2>/dev/null \
+	@$(PINNED) requirements.txt 2>/dev/null || $(PYTHON) -m pip install -q -r requirements.txt
+	@$(PYTHON) -c "import docker" 2>/dev/null || $(PYTHON) -m pip install -q "docker==7.1.0" 2>/dev/null \
 		|| echo "opbench: the docker Python package could not be installed; containers unavailable, local runs only"
 
 # torch is only needed on the host when the run may be local (DEVICE unset, auto or local).
@@ -40,5 +44,6 @@ push: launch-deps
 validate: deps
 	$(PYTHON) -m harness validate manifests/*.yaml
 
+# -ra and --durations=15 come from pyproject.toml's [tool.pytest.ini_options].
 test: test-deps
 	$(PYTHON) -m pytest -q tests

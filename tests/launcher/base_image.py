@@ -21,20 +21,28 @@ from packaging.requirements import Requirement
 
 from launch_workspace import FAKE_CANN_ENV
 
-RECIPE = "opbench-test-base/4"
+RECIPE = "opbench-test-base/5"
 SUITE = "bookworm"
-DEBS = ("python3", "python3-pip")
+# pip (and setuptools, which the harness install needs) come from the host like the rest of the Python stack:
+# the python3-pip deb would pull in setuptools, wheel, distutils, ca-certificates and openssl as well.
+DEBS = ("python3",)
 REPO = "opbench-test-base"
 ROOT = Path(__file__).resolve().parents[2]
-# Every Dockerfile instruction copies the whole filesystem under vfs, so the base is kept lean:
-# no docs, no apt caches, no torch C++ headers or test data (CPU manifests need neither).
+# Every Dockerfile instruction, and every container run, copies the whole filesystem under vfs (Dockerfile.cuda
+# is 8 steps on the base, so ~3 copies of it each), so the base is kept lean: no docs, no apt caches, no torch
+# C++ headers, test data, test binaries or test libraries (CPU manifests need none), and the torch shared
+# libraries stripped of their static symbol tables where `strip` is installed (-100 MB; the dynamic symbols
+# that loading and linking use stay).
 PRUNE = ("usr/share/doc", "usr/share/man", "usr/share/locale", "usr/share/info", "var/cache/apt/archives",
          "var/lib/apt/lists")
 SITE_PRUNE = ("torch/test", "torch/include", "torch/share")
+SITE_PRUNE_GLOBS = ("torch/bin/test_*", "torch/bin/*Test", "torch/bin/protoc*",   # torch_shm_manager stays
+                    "torch/lib/lib*test*.so", "torch/lib/libaoti_custom_ops.so", "torch/lib/libbackend_with_compiler.so")
+STRIP_GLOBS = ("torch/lib/*.so*", "torch/*.so")
 
 
 def _requirement_names() -> list[str]:
-    names = ["torch", "setuptools", "packaging"]
+    names = ["torch", "pip", "setuptools", "packaging"]
     for line in (ROOT / "requirements.txt").read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if line:
@@ -62,7 +70,8 @@ def distributions() -> list[md.Distribution]:
 def recipe_key() -> str:
     pins = [f"{d.metadata['Name']}=={d.version}" for d in distributions()] + [f"cann-stub={FAKE_CANN_ENV}"]
     salt = os.environ.get("OPBENCH_TEST_BASE_SALT", "")   # set to force a fresh base (and images on it)
-    text = "\n".join([RECIPE, SUITE, *DEBS, f"py{sys.version_info[0]}.{sys.version_info[1]}", salt, *pins])
+    strip = f"strip={shutil.which('strip') is not None}"
+    text = "\n".join([RECIPE, SUITE, *DEBS, f"py{sys.version_info[0]}.{sys.version_info[1]}", salt, strip, *pins])
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -90,6 +99,12 @@ def build_rootfs(rootfs: Path, mirror: str) -> None:
         shutil.rmtree(rootfs / rel, ignore_errors=True)
     for rel in SITE_PRUNE:
         shutil.rmtree(site / rel, ignore_errors=True)
+    for pattern in SITE_PRUNE_GLOBS:
+        for path in site.glob(pattern):
+            path.unlink()
+    if shutil.which("strip"):
+        libs = [str(p) for pattern in STRIP_GLOBS for p in site.glob(pattern) if p.is_file()]
+        subprocess.run(["strip", "--strip-unneeded", *libs], check=True)
     # A stand-in for CANN's environment script, so Dockerfile.npu builds on this base too (its entrypoint
     # sources it); its one export shows up in reports, which is how the NPU image test sees it ran.
     stub = rootfs / "usr/local/Ascend/cann/set_env.sh"
