@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.spec.knobs import apply_overrides, knob_overrides
-from harness.spec.manifest import read_structured
+from harness.spec.files import read_structured
 from harness.spec.model import BenchConfig
 from harness.spec.schema import FieldError, Locator, ManifestError, display, validate
 
