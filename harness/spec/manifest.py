@@ -1,8 +1,8 @@
 """Manifest loading: YAML (with `$include`) or a FlashInfer-Bench directory -> validated `Manifest`.
 
 Loading is two passes so every problem is reported at once: the JSON Schema pass (shape of the
-document) and a cross-check pass (names that must agree across sections, files that must exist).
-A manifest is untrusted input: files
+document) and a cross-check pass (names that must agree across sections, files that must exist,
+throughput formulas that must give a count on every workload). A manifest is untrusted input: files
 are read within the bounds of `harness/spec/files.py`, and `$include`s within the ones below.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from harness.spec.expressions import check_expression
+from harness.spec.expressions import ExpressionError, check_expression, evaluate
 from harness.spec.files import MAX_DEPTH, MAX_NODES, read_structured, read_text
 from harness.spec.knobs import apply_overrides, knob_overrides
 from harness.spec.model import (Axis, BenchConfig, Definition, Generator, Manifest, Reference, Solution,
@@ -150,11 +150,14 @@ def _cross_check(doc: dict[str, Any], loc: Locator) -> list[FieldError]:
                     err(("definition", section, name, "shape", i), f"unknown axis {dim!r}; declared axes: {sorted(axes)}")
     for name in set(d["inputs"]) & set(d["outputs"]):
         err(("definition", "outputs", name), f"{name!r} is declared both as input and output")
+    formulas: dict[str, str] = {}  # well-formed ones, evaluated on every workload below
     for key in ("flops", "bytes"):
         if key in d:
             problem = check_expression(d[key], set(axes))
             if problem:
                 err(("definition", key), problem)
+            else:
+                formulas[key] = d[key]
     ref = d["reference"]
     if isinstance(ref, dict) and "file" in ref:
         ref_file = _base_dir(loc, ("definition", "reference")) / ref["file"]
@@ -189,6 +192,14 @@ def _cross_check(doc: dict[str, Any], loc: Locator) -> list[FieldError]:
         for name in w.get("dtypes", {}):
             if name not in tensors:
                 err(wp + ("dtypes", name), f"unknown tensor {name!r}; declared: {sorted(tensors)}")
+        values = {n: a["value"] for n, a in axes.items() if a["type"] == "const"}
+        values.update((n, v) for n, v in given.items() if n in axes)
+        if set(values) == set(axes):  # else a missing axis is reported above
+            for field, formula in formulas.items():
+                try:
+                    evaluate(formula, values)
+                except ExpressionError as exc:
+                    err(wp, f"definition.{field} = {formula!r} at {_axes_text(values)}: {exc}")
         wid = str(w.get("id", i))
         if wid in seen_ids:
             err(wp + ("id",), f"duplicate workload id {wid!r} (also workloads[{seen_ids[wid]}])")
@@ -213,6 +224,11 @@ def _cross_check(doc: dict[str, Any], loc: Locator) -> list[FieldError]:
             if not (base / src).is_file():
                 err(sp + ("sources", j), f"source file {src!r} does not exist (looked in {display(base)})")
     return errs
+
+
+def _axes_text(values: dict[str, Any]) -> str:
+    text = ", ".join(f"{k}={v}" for k, v in values.items())
+    return text if len(text) <= 200 else text[:200] + "..."
 
 
 def _build(doc: dict[str, Any], loc: Locator, path: Path) -> Manifest:
