@@ -112,6 +112,9 @@ class _Loader(Composer, _Parser, SafeConstructor, Resolver):
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.depth >= MAX_DEPTH:
             raise _Shape(f"nesting is deeper than {MAX_DEPTH} levels (line {self.peek_event().start_mark.line + 1})")
+        self.nodes += 1  # nodes as written; stops a dense file early, before the expanded count below
+        if self.nodes > MAX_NODES:
+            raise _Shape(f"document has more than {MAX_NODES} values, at most {MAX_NODES} are allowed")
         self.depth += 1
         try:
             return super().compose_node(parent, index)
