@@ -55,6 +55,12 @@ def parse(expression: str, allowed: set[str]) -> ast.Expression:
             continue
         raise ExpressionError(f"unsupported syntax {ast.dump(node)[:40]}; only numbers, axis names, "
                               "+ - * / // % ** and parentheses are allowed")
+    for node in nodes:  # parts without names are checked once here, not once per workload
+        if isinstance(node, (ast.BinOp, ast.UnaryOp)) and not any(isinstance(n, ast.Name) for n in ast.walk(node)):
+            _eval(node, {})
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) \
+                and not any(isinstance(n, ast.Name) for n in ast.walk(node.right)):
+            _check_exponent(_eval(node.right, {}))
     return tree
 
 
@@ -66,6 +72,11 @@ def _number(value: float | int, what: str) -> float:
     if not math.isfinite(out):
         raise ExpressionError(f"{what} is not a finite number")
     return out
+
+
+def _check_exponent(value: float) -> None:
+    if abs(value) > MAX_EXPONENT:
+        raise ExpressionError(f"exponent {value:g} is out of range (at most {MAX_EXPONENT} in magnitude)")
 
 
 def _eval(node: ast.AST, names: dict[str, float]) -> float:
@@ -80,8 +91,8 @@ def _eval(node: ast.AST, names: dict[str, float]) -> float:
         return -value if isinstance(node.op, ast.USub) else value
     assert isinstance(node, ast.BinOp)
     left, right = _eval(node.left, names), _eval(node.right, names)
-    if isinstance(node.op, ast.Pow) and abs(right) > MAX_EXPONENT:
-        raise ExpressionError(f"exponent {right:g} is out of range (at most {MAX_EXPONENT} in magnitude)")
+    if isinstance(node.op, ast.Pow):
+        _check_exponent(right)
     if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and right == 0:
         raise ExpressionError(f"division by zero in {ast.unparse(node)!r} ({ast.unparse(node.right)} is 0)")
     try:

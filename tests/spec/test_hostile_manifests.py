@@ -141,8 +141,10 @@ def test_include_glob_matching_too_many_files_is_refused(tmp_path: Path, capsys:
 # --- flops / bytes formulas -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("field, formula, where, problem", [
-    ("flops", "9**9**9", "workloads[0]", "exponent"),
-    ("flops", "n ** 400", "workloads[0]", "exponent 400 is out of range"),
+    ("flops", "9**9**9", "definition.flops", "exponent 3.8742e+08 is out of range"),  # constant parts: once
+    ("flops", "n ** 400", "definition.flops", "exponent 400 is out of range"),
+    ("flops", "n ** (n * 100)", "workloads[0]", "exponent 409600 is out of range"),
+    ("bytes", "2 / (1 - 1) * n", "definition.bytes", "division by zero"),
     ("bytes", "n ** 60 * n ** 60", "workloads[0]", "not a finite number"),
     ("flops", "n / (n - n)", "workloads[0]", "division by zero"),
     ("bytes", "n % (n - 4096)", "workloads[0]", "division by zero"),
