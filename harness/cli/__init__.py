@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 from harness.cli import launch, results
 from harness.cli import run as run_cmd
 from harness.errors import OpbenchError
+from harness.spec.text import clean
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -49,5 +50,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return commands()[args.command](args)
     except OpbenchError as exc:
-        print("\n".join(exc.lines()), file=sys.stderr)
+        print("\n".join(clean(line) for line in exc.lines()), file=sys.stderr)
         return exc.exit_code

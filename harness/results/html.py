@@ -12,6 +12,7 @@ from typing import Any, Sequence
 from harness.results.render import HEADERS, fmt_time, group_by_workload, row
 from harness.results.report import Report
 from harness.results.trace import Status, Trace
+from harness.spec.text import clean
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem;color:#1b1f24;max-width:1200px}
@@ -24,6 +25,11 @@ tr.PASSED td.status{color:#1a7f37}tr.SKIPPED td.status{color:#6e7781}tr.fail td.
 """
 BAR_W, LABEL_W, ROW_H = 420, 190, 22
 NUMERIC = {"latency", "iqr", "reference", "speedup", "GB/s", "TFLOP/s", "SOL"}
+
+
+def _h(text: object) -> str:
+    """Untrusted text (names, messages) as HTML: control characters removed, then escaped."""
+    return escape(clean(str(text)))
 
 
 def _chart(traces: Sequence[Trace]) -> str:
@@ -48,28 +54,28 @@ def _chart(traces: Sequence[Trace]) -> str:
         x1, x3 = LABEL_W + BAR_W * tm.q1_ms / top, LABEL_W + BAR_W * tm.q3_ms / top
         colour = "#8c959f" if is_ref else ("#1f6feb" if (speedup or 0) >= 1 else "#d29922")
         value = fmt_time(tm.median_ms) + ("" if speedup is None else f"  {speedup:.2f}x")
-        out.append(f'<g class="bar" data-solution="{escape(label)}">'
-                   f'<text x="{LABEL_W - 6}" y="{y + 14}" text-anchor="end">{escape(label)}</text>'
+        out.append(f'<g class="bar" data-solution="{_h(label)}">'
+                   f'<text x="{LABEL_W - 6}" y="{y + 14}" text-anchor="end">{_h(label)}</text>'
                    f'<rect x="{LABEL_W}" y="{y + 3}" width="{w:.1f}" height="{ROW_H - 8}" fill="{colour}"/>'
                    f'<line x1="{x1:.1f}" x2="{x3:.1f}" y1="{y + 11}" y2="{y + 11}" stroke="#1b1f24" stroke-width="1.5"/>'
-                   f'<text x="{LABEL_W + max(w, BAR_W * tm.q3_ms / top) + 6:.1f}" y="{y + 14}">{escape(value)}</text></g>')
+                   f'<text x="{LABEL_W + max(w, BAR_W * tm.q3_ms / top) + 6:.1f}" y="{y + 14}">{_h(value)}</text></g>')
     axis_y = 4 + len(bars) * ROW_H + 4
     out.append(f'<line x1="{LABEL_W}" x2="{LABEL_W + BAR_W}" y1="{axis_y}" y2="{axis_y}" stroke="#8c959f"/>'
                f'<text x="{LABEL_W}" y="{axis_y + 14}">0</text>'
-               f'<text x="{LABEL_W + BAR_W}" y="{axis_y + 14}" text-anchor="end">{escape(fmt_time(top))}</text>'
+               f'<text x="{LABEL_W + BAR_W}" y="{axis_y + 14}" text-anchor="end">{_h(fmt_time(top))}</text>'
                f'<text x="{LABEL_W + BAR_W / 2}" y="{axis_y + 14}" text-anchor="middle">median latency · whisker: '
                f'IQR · label: speedup over the reference</text></svg>')
     return "".join(out)
 
 
 def _table(traces: Sequence[Trace]) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in HEADERS)
+    head = "".join(f"<th>{_h(h)}</th>" for h in HEADERS)
     body = []
     for t in traces:
         cls = str(t.status) if t.status in (Status.PASSED, Status.SKIPPED) else "fail"
-        cells = "".join(f'<td class="{"num" if h in NUMERIC else "status" if h == "status" else ""}">{escape(c)}</td>'
+        cells = "".join(f'<td class="{"num" if h in NUMERIC else "status" if h == "status" else ""}">{_h(c)}</td>'
                         for h, c in zip(HEADERS, row(t)))
-        body.append(f'<tr class="{cls}" data-solution="{escape(t.solution)}" data-workload="{escape(t.workload)}">{cells}</tr>')
+        body.append(f'<tr class="{cls}" data-solution="{_h(t.solution)}" data-workload="{_h(t.workload)}">{cells}</tr>')
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
@@ -78,26 +84,26 @@ def render_html(report: Report, title: str | None = None) -> str:
     title = title or f"opbench: {report.definition} on {report.device}"
     counts = ", ".join(f"{v} {k}" for k, v in sorted(summary.by_status.items()))
     ok = summary.ok
-    parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>"
+    parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{_h(title)}</title>"
              f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><style>{CSS}</style></head><body>",
-             f"<h1>{escape(title)}</h1>",
-             f'<p class="meta">device: {escape(report.device)} ({escape(report.device_name)}) · '
-             f'created {escape(report.created)} · run seed {escape(str(report.run_seed))} · '
-             f'{len(report.traces)} results: {escape(counts)} · '
+             f"<h1>{_h(title)}</h1>",
+             f'<p class="meta">device: {_h(report.device)} ({_h(report.device_name)}) · '
+             f'created {_h(report.created)} · run seed {_h(str(report.run_seed))} · '
+             f'{len(report.traces)} results: {_h(counts)} · '
              f'<span class="{"ok" if ok else "bad"}">{"all as expected" if ok else "NOT all as expected"}</span></p>']
     for line in summary.unexpected:
-        parts.append(f'<p class="bad">unexpected: {escape(line)}</p>')
+        parts.append(f'<p class="bad">unexpected: {_h(line)}</p>')
     for failure in report.failures:
-        parts.append(f'<details class="failure"><summary class="bad">failed: {escape(failure.where)}</summary>'
-                     f'<pre>{escape(failure.message)}</pre></details>')
+        parts.append(f'<details class="failure"><summary class="bad">failed: {_h(failure.where)}</summary>'
+                     f'<pre>{_h(failure.message)}</pre></details>')
     for group in group_by_workload(report.traces).values():
         definition, workload = group[0].definition, group[0].workload
         axes = ", ".join(f"{k}={v}" for k, v in group[0].axes.items())
-        parts.append(f'<section class="workload" data-definition="{escape(definition)}" data-workload="{escape(workload)}">'
-                     f"<h2>{escape(definition)} / {escape(workload)} <span class=\"meta\">({escape(axes)})</span></h2>"
+        parts.append(f'<section class="workload" data-definition="{_h(definition)}" data-workload="{_h(workload)}">'
+                     f"<h2>{_h(definition)} / {_h(workload)} <span class=\"meta\">({_h(axes)})</span></h2>"
                      f"{_chart(group)}{_table(group)}</section>")
     if len(report.parts) > 1:
         lines = "\n".join(f"{p.definition} on {p.lane or p.device} (seed {p.run_seed})" for p in report.parts)
-        parts.append(f"<details><summary>{len(report.parts)} part(s) merged</summary><pre>{escape(lines)}</pre></details>")
+        parts.append(f"<details><summary>{len(report.parts)} part(s) merged</summary><pre>{_h(lines)}</pre></details>")
     parts.append("</body></html>\n")
     return "".join(parts)

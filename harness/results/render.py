@@ -1,5 +1,8 @@
 """A report as text: one table per workload (terminal or markdown) and the lines that say what
-went wrong (failed problems or devices, missing results, unexpected statuses)."""
+went wrong (failed problems or devices, missing results, unexpected statuses).
+
+Names and messages come from manifests and solutions: every cell, title and line goes through
+`clean`, so an escape code in an error message cannot repaint a row (RUNTIME_ERROR shown as PASSED)."""
 from __future__ import annotations
 
 from typing import Iterable, Sequence
@@ -8,6 +11,7 @@ from tabulate import tabulate
 
 from harness.results.report import Report
 from harness.results.trace import Trace
+from harness.spec.text import clean
 
 HEADERS = ["solution", "language", "status", "latency", "iqr", "reference", "speedup", "GB/s", "TFLOP/s", "SOL", "notes"]
 
@@ -29,15 +33,17 @@ def _num(value: float | None, spec: str) -> str:
 def row(t: Trace) -> list[str]:
     tm, ref = t.timing, t.reference_timing
     notes = list(t.flags)
-    if t.message:
-        notes.append(t.message.splitlines()[0][:90])
+    message = clean(t.message).strip()
+    if message:
+        notes.append(message.splitlines()[0][:90])
     if str(t.status) != t.expected_status and t.expected_status != "PASSED" and str(t.status) != "SKIPPED":
         notes.append(f"expected {t.expected_status}")
     sol = t.throughput.get("sol_fraction")
-    return [t.solution, t.language, str(t.status), fmt_time(tm.median_ms if tm else None), fmt_time(tm.iqr_ms if tm else None),
-            fmt_time(ref.median_ms if ref else None), "-" if t.speedup is None else f"{t.speedup:.2f}x",
-            _num(t.throughput.get("gb_per_s"), ".1f"), _num(t.throughput.get("tflop_per_s"), ".2f"),
-            "-" if sol is None else f"{sol * 100:.1f}%", "; ".join(notes)]
+    cells = [t.solution, t.language, str(t.status), fmt_time(tm.median_ms if tm else None),
+             fmt_time(tm.iqr_ms if tm else None), fmt_time(ref.median_ms if ref else None),
+             "-" if t.speedup is None else f"{t.speedup:.2f}x", _num(t.throughput.get("gb_per_s"), ".1f"),
+             _num(t.throughput.get("tflop_per_s"), ".2f"), "-" if sol is None else f"{sol * 100:.1f}%", "; ".join(notes)]
+    return [clean(cell).replace("\n", " ") for cell in cells]  # a cell is one line with no escape codes
 
 
 def group_by_workload(traces: Iterable[Trace]) -> dict[tuple[str, str], list[Trace]]:
@@ -49,7 +55,7 @@ def group_by_workload(traces: Iterable[Trace]) -> dict[tuple[str, str], list[Tra
 
 def _title(group: Sequence[Trace]) -> str:
     axes = ", ".join(f"{k}={v}" for k, v in group[0].axes.items())
-    return f"{group[0].definition} / {group[0].workload} ({axes})"
+    return clean(f"{group[0].definition} / {group[0].workload} ({axes})").replace("\n", " ")
 
 
 def render_table(traces: Sequence[Trace], fmt: str = "simple") -> str:
@@ -60,7 +66,7 @@ def render_table(traces: Sequence[Trace], fmt: str = "simple") -> str:
 
 
 def render_markdown(report: Report) -> str:
-    out = [f"### opbench: {report.definition} on {report.device}", ""]
+    out = [clean(f"### opbench: {report.definition} on {report.device}").replace("\n", " "), ""]
     for group in group_by_workload(report.traces).values():
         out += [f"#### {_title(group)}", "",
                 tabulate([row(t) for t in group], headers=HEADERS, tablefmt="github", disable_numparse=True), ""]
@@ -72,4 +78,4 @@ def outcome_lines(report: Report) -> list[str]:
     lines = [f"FAILED {f.where}: {f.headline}" for f in report.failures]
     if report.summary.missing:
         lines.append(f"MISSING {report.summary.missing} result(s) of the suite")
-    return lines + [f"UNEXPECTED {line}" for line in report.summary.unexpected]
+    return [clean(line) for line in lines + [f"UNEXPECTED {line}" for line in report.summary.unexpected]]

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.spec.knobs import apply_overrides, knob_overrides
-from harness.spec.manifest import has_top_level_key, read_structured
+from harness.spec.files import read_structured
+from harness.spec.manifest import has_top_level_key
 from harness.spec.model import BenchConfig
 from harness.spec.schema import FieldError, Locator, ManifestError, display, validate
 

@@ -1,89 +1,114 @@
 """Manifest loading: YAML (with `$include`) or a FlashInfer-Bench directory -> validated `Manifest`.
 
 Loading is two passes so every problem is reported at once: the JSON Schema pass (shape of the
-document) and a cross-check pass (names that must agree across sections, files that must exist).
+document) and a cross-check pass (names that must agree across sections, files that must exist,
+throughput formulas that must give a count on every workload). A manifest is untrusted input: files
+are read within the bounds of `harness/spec/files.py`, and `$include`s within the ones below.
 """
 from __future__ import annotations
 
 import glob as globlib
-import json
+import itertools
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from harness.spec.expressions import check_expression
+from harness.spec.expressions import ExpressionError, check_expression, evaluate
+from harness.spec.files import MAX_DEPTH, MAX_NODES, read_structured, read_text
 from harness.spec.knobs import apply_overrides, knob_overrides
 from harness.spec.model import (Axis, BenchConfig, Definition, Generator, Manifest, Reference, Solution,
                     TensorSpec, Tolerance, Workload)
 from harness.spec.schema import FieldError, Locator, ManifestError, PathPart, display, validate
 
 INCLUDE = "$include"
+MAX_INCLUDES = 64       # `$include`s resolved for one manifest, each use of a file counted (a diamond doubles per level)
+MAX_INCLUDE_DEPTH = 8   # files included from included files; a manifest uses one or two levels
+RESERVED_NAMES = {"reference"}  # a solution's log is logs/<name>.log; the reference writes logs/reference.log
 DEFAULT_TOLERANCE = {  # (atol, rtol) by the output's dtype, as KernelBench/SOL-ExecBench use
     "float64": (1e-6, 1e-6), "float32": (1e-4, 1e-4), "float16": (1e-2, 1e-2),
     "bfloat16": (2e-2, 2e-2), "float8_e4m3fn": (1e-1, 1e-1), "float8_e5m2": (2e-1, 2e-1),
 }
 
 
-def read_structured(path: Path) -> Any:
-    """Parse a YAML or JSON file, turning syntax errors into a FieldError naming line and column."""
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise ManifestError([FieldError(display(path), (), f"cannot read file: {exc.strerror}")])
-    try:
-        if path.suffix == ".json":
-            return json.loads(text)
-        return yaml.safe_load(text)
-    except json.JSONDecodeError as exc:
-        raise ManifestError([FieldError(display(path), (), f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")])
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ManifestError([FieldError(display(path), (), f"invalid YAML{where}: {problem}")])
+class _Expansion:
+    """One manifest's `$include` expansion: where each part came from, every problem found, and the
+    budgets it spends. A diamond of includes (each file including the next one twice) doubles per
+    level, so what is bounded is the number of includes resolved, not only the depth."""
 
+    def __init__(self, loc: Locator):
+        self.loc = loc
+        self.errors: list[FieldError] = []
+        self.includes = 0
+        self.nodes = 0
+        self.reported: set[str] = set()
 
-def _expand(node: Any, base: Path, path: tuple[PathPart, ...], loc: Locator, errors: list[FieldError],
-            stack: tuple[Path, ...]) -> Any:
-    """Replace `{$include: file}` nodes by the file's content; in a list, a glob splices every match."""
-    if isinstance(node, dict) and INCLUDE in node:
+    def refuse(self, limit: str, path: tuple[PathPart, ...], message: str) -> None:
+        """Report a limit once, at the first place it is hit; the expansion stops there."""
+        if limit not in self.reported:
+            self.reported.add(limit)
+            self.errors.append(FieldError(self.loc(path), path, message))
+
+    def expand(self, node: Any, base: Path, path: tuple[PathPart, ...], stack: tuple[Path, ...]) -> Any:
+        """Replace `{$include: file}` nodes by the file's content; in a list, a glob splices every match."""
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            self.refuse("nodes", path, f"the manifest has more than {MAX_NODES} values with its includes expanded")
+            return None
+        if len(path) > MAX_DEPTH:
+            self.refuse("depth", path, f"nesting is deeper than {MAX_DEPTH} levels with includes expanded")
+            return None
+        if isinstance(node, dict) and INCLUDE in node:
+            return self.include(node, base, path, stack)
+        if isinstance(node, dict):
+            return {k: self.expand(v, base, path + (k,), stack) for k, v in node.items()}
+        if isinstance(node, list):
+            out: list[Any] = []
+            for item in node:
+                if isinstance(item, dict) and set(item) == {INCLUDE} and isinstance(item[INCLUDE], str) \
+                        and any(ch in item[INCLUDE] for ch in "*?["):
+                    matches = list(itertools.islice(globlib.iglob(str(base / item[INCLUDE])), MAX_INCLUDES + 1))
+                    if not matches:
+                        self.errors.append(FieldError(self.loc(path), path + (len(out),),
+                                                      f"include pattern {item[INCLUDE]!r} matches no file"))
+                    if len(matches) > MAX_INCLUDES:
+                        self.refuse("includes", path + (len(out),), f"include pattern {item[INCLUDE]!r} matches more "
+                                    f"than {MAX_INCLUDES} files, the most one manifest may include")
+                        continue
+                    for match in sorted(matches):
+                        out.append(self.expand({INCLUDE: match}, base, path + (len(out),), stack))
+                else:
+                    out.append(self.expand(item, base, path + (len(out),), stack))
+            return out
+        return node
+
+    def include(self, node: dict[str, Any], base: Path, path: tuple[PathPart, ...], stack: tuple[Path, ...]) -> Any:
         target = node[INCLUDE]
         if len(node) != 1 or not isinstance(target, str):
-            errors.append(FieldError(loc(path), path, f"'{INCLUDE}' must be the only key and name a file"))
+            self.errors.append(FieldError(self.loc(path), path, f"'{INCLUDE}' must be the only key and name a file"))
             return None
         file = (base / target).resolve()
         if file in stack:
-            errors.append(FieldError(loc(path), path, f"include cycle through {display(file)}"))
+            self.errors.append(FieldError(self.loc(path), path, f"include cycle through {display(file)}"))
             return None
         if not file.is_file():
-            errors.append(FieldError(loc(path), path, f"included file {target!r} does not exist"))
+            self.errors.append(FieldError(self.loc(path), path, f"included file {target!r} does not exist"))
+            return None
+        if len(stack) > MAX_INCLUDE_DEPTH:
+            self.refuse("include depth", path, f"includes are nested more than {MAX_INCLUDE_DEPTH} files deep "
+                        f"(at {display(file)})")
+            return None
+        self.includes += 1
+        if self.includes > MAX_INCLUDES:
+            self.refuse("includes", path, f"more than {MAX_INCLUDES} '{INCLUDE}'s (each use of a file counted), "
+                        "the most one manifest may have")
             return None
         try:
             content = read_structured(file)
         except ManifestError as exc:
-            errors.extend(exc.errors)
+            self.errors.extend(exc.errors)
             return None
-        loc.add(path, display(file))
-        return _expand(content, file.parent, path, loc, errors, stack + (file,))
-    if isinstance(node, dict):
-        return {k: _expand(v, base, path + (k,), loc, errors, stack) for k, v in node.items()}
-    if isinstance(node, list):
-        out: list[Any] = []
-        for item in node:
-            if isinstance(item, dict) and set(item) == {INCLUDE} and isinstance(item[INCLUDE], str) \
-                    and any(ch in item[INCLUDE] for ch in "*?["):
-                matches = sorted(globlib.glob(str(base / item[INCLUDE])))
-                if not matches:
-                    errors.append(FieldError(loc(path), path + (len(out),), f"include pattern {item[INCLUDE]!r} matches no file"))
-                for match in matches:
-                    rel = str(Path(match).relative_to(base))
-                    out.append(_expand({INCLUDE: rel}, base, path + (len(out),), loc, errors, stack))
-            else:
-                out.append(_expand(item, base, path + (len(out),), loc, errors, stack))
-        return out
-    return node
+        self.loc.add(path, display(file))
+        return self.expand(content, file.parent, path, stack + (file,))
 
 
 def load_document(path: Path) -> tuple[dict[str, Any], Locator]:
@@ -95,11 +120,11 @@ def load_document(path: Path) -> tuple[dict[str, Any], Locator]:
     if not path.exists():
         raise ManifestError([FieldError(display(path), (), "manifest file does not exist")])
     loc = Locator(display(path))
-    errors: list[FieldError] = []
     raw = read_structured(path)
-    doc = _expand(raw, path.resolve().parent, (), loc, errors, (path.resolve(),))
-    if errors:
-        raise ManifestError(errors)
+    expansion = _Expansion(loc)
+    doc = expansion.expand(raw, path.resolve().parent, (), (path.resolve(),))
+    if expansion.errors:
+        raise ManifestError(expansion.errors)
     if not isinstance(doc, dict):
         raise ManifestError([FieldError(display(path), (), f"expected a mapping at the top level, got {type(doc).__name__}")])
     return doc, loc
@@ -126,15 +151,24 @@ def _cross_check(doc: dict[str, Any], loc: Locator) -> list[FieldError]:
                     err(("definition", section, name, "shape", i), f"unknown axis {dim!r}; declared axes: {sorted(axes)}")
     for name in set(d["inputs"]) & set(d["outputs"]):
         err(("definition", "outputs", name), f"{name!r} is declared both as input and output")
+    formulas: dict[str, str] = {}  # well-formed ones, evaluated on every workload below
     for key in ("flops", "bytes"):
         if key in d:
             problem = check_expression(d[key], set(axes))
             if problem:
                 err(("definition", key), problem)
+            else:
+                formulas[key] = d[key]
     ref = d["reference"]
     if isinstance(ref, dict) and "file" in ref:
-        if not (_base_dir(loc, ("definition", "reference")) / ref["file"]).is_file():
+        ref_file = _base_dir(loc, ("definition", "reference")) / ref["file"]
+        if not ref_file.is_file():
             err(("definition", "reference", "file"), f"reference file {ref['file']!r} does not exist")
+        else:
+            try:
+                read_text(ref_file)
+            except ManifestError as exc:
+                errs.extend(FieldError(e.file, ("definition", "reference", "file"), e.message) for e in exc.errors)
 
     var_axes = {n for n, a in axes.items() if a["type"] == "var"}
     seen_ids: dict[str, int] = {}
@@ -159,6 +193,14 @@ def _cross_check(doc: dict[str, Any], loc: Locator) -> list[FieldError]:
         for name in w.get("dtypes", {}):
             if name not in tensors:
                 err(wp + ("dtypes", name), f"unknown tensor {name!r}; declared: {sorted(tensors)}")
+        values = {n: a["value"] for n, a in axes.items() if a["type"] == "const"}
+        values.update((n, v) for n, v in given.items() if n in axes)
+        if set(values) == set(axes):  # else a missing axis is reported above
+            for field, formula in formulas.items():
+                try:
+                    evaluate(formula, values)
+                except ExpressionError as exc:
+                    err(wp, f"definition.{field} = {formula!r} at {_axes_text(values)}: {exc}")
         wid = str(w.get("id", i))
         if wid in seen_ids:
             err(wp + ("id",), f"duplicate workload id {wid!r} (also workloads[{seen_ids[wid]}])")
@@ -171,9 +213,12 @@ def _cross_check(doc: dict[str, Any], loc: Locator) -> list[FieldError]:
     for i, s in enumerate(doc["solutions"]):
         sp: tuple[PathPart, ...] = ("solutions", i)
         base = _base_dir(loc, sp)
-        if s["name"] in names:
-            err(sp + ("name",), f"duplicate solution name {s['name']!r} (also solutions[{names[s['name']]}])")
-        names[s["name"]] = i
+        key = s["name"].casefold()  # names that differ only in case share a log file on some file systems
+        if key in RESERVED_NAMES:
+            err(sp + ("name",), f"the name {s['name']!r} is reserved: the reference's log is logs/reference.log")
+        elif key in names:
+            err(sp + ("name",), f"duplicate solution name {s['name']!r} (also solutions[{names[key]}])")
+        names[key] = i
         if "definition" in s and s["definition"] != d["name"]:
             err(sp + ("definition",), f"solution is for {s['definition']!r}, this manifest defines {d['name']!r}")
         entry_file = s["entry_point"].split("::")[0]
@@ -185,6 +230,11 @@ def _cross_check(doc: dict[str, Any], loc: Locator) -> list[FieldError]:
     return errs
 
 
+def _axes_text(values: dict[str, Any]) -> str:
+    text = ", ".join(f"{k}={v}" for k, v in values.items())
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
 def _build(doc: dict[str, Any], loc: Locator, path: Path) -> Manifest:
     d = doc["definition"]
     ref = d["reference"]
@@ -192,7 +242,7 @@ def _build(doc: dict[str, Any], loc: Locator, path: Path) -> Manifest:
         reference = Reference(ref, "run", loc(("definition", "reference")))
     elif "file" in ref:
         file = _base_dir(loc, ("definition", "reference")) / ref["file"]
-        reference = Reference(file.read_text(), ref.get("entry", "run"), display(file))
+        reference = Reference(read_text(file), ref.get("entry", "run"), display(file))
     else:
         reference = Reference(ref["source"], ref.get("entry", "run"), loc(("definition", "reference")))
 

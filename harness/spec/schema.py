@@ -17,6 +17,7 @@ from referencing import Registry, Resource
 
 from harness.errors import InputError
 from harness.paths import SCHEMA_DIR
+from harness.spec.text import clean
 
 PathPart = str | int
 
@@ -40,7 +41,9 @@ class ManifestError(InputError):
         super().__init__("\n".join(str(e) for e in self.errors))
 
     def lines(self, heading: str | None = None) -> list[str]:
-        return [f"{heading or f'invalid {self.subject}'}: {len(self.errors)} problem(s)", *(f"  {e}" for e in self.errors)]
+        """Heading and one line per problem, control characters removed (they quote the input)."""
+        return [clean(f"{heading or f'invalid {self.subject}'}: {len(self.errors)} problem(s)"),
+                *(clean(f"  {e}") for e in self.errors)]
 
 
 def display(path: Path) -> str:
