@@ -96,9 +96,10 @@ def test_build_failure_shows_the_failing_step(docker_client: Any, base_image: st
 
 def test_unknown_image_for_reproduce(docker_client: Any, tmp_path: Path) -> None:
     from harness.launcher.reproduce import recorded, resolve_image
-    rec = recorded({"manifest": "/workspace/m.yaml", "device": "cpu", "run_seed": 1, "traces": [],
-                    "environment": {"opbench_image": "opbench-cuda:0000000000000000",
-                                    "opbench_image_digest": "sha256:" + "0" * 64}})
+    from harness.results.report import Report
+    rec = recorded(Report.of_problem(
+        definition="m", manifest="/workspace/m.yaml", device="cpu", run_seed=1, bench=None, traces=[],
+        environment={"opbench_image": "opbench-cuda:0000000000000000", "opbench_image_digest": "sha256:" + "0" * 64}))
     with pytest.raises(LaunchError, match="not in this engine"):
         resolve_image(docker_client, rec)
 
