@@ -3,6 +3,7 @@ out-of-memory kill becomes a `WorkerError` with a status instead of taking the h
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import signal
 import time
 from pathlib import Path
@@ -19,8 +20,11 @@ class WorkerError(Exception):
 
 
 def _tail(path: Path, limit: int = 2000) -> str:
+    """The last `limit` characters of the log, read from its end (a log can be large)."""
     try:
-        return path.read_text(errors="replace")[-limit:]
+        with path.open("rb") as f:
+            f.seek(max(f.seek(0, os.SEEK_END) - 4 * limit, 0))  # utf-8: at most 4 bytes a character
+            return f.read().decode(errors="replace")[-limit:]
     except OSError:
         return ""
 
