@@ -1,14 +1,22 @@
-"""Parent-side handle on a worker process: every call has a deadline, and a crash, hang or
-out-of-memory kill becomes a `WorkerError` with a status instead of taking the harness down."""
+"""Parent-side handle on a worker process: every call has a deadline, and a crash, hang, forged reply
+or out-of-memory kill becomes a `WorkerError` with a status instead of taking the harness down.
+
+`Worker.call` sends one `protocol` command and returns its typed reply; the reply is read with the
+deadline still running (a worker that stops halfway through a frame is a TIMEOUT, not a hang) and
+decoded by `protocol.decode`, so a reply that breaks the protocol is TAMPERED.
+"""
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
+import select
 import signal
 import time
 from pathlib import Path
 from typing import Any
 
-from harness.execute import worker
+from harness.execute import protocol, worker
+from harness.execute.protocol import Command, Exit, Expect, Failure, Reply
 
 
 class WorkerError(Exception):
@@ -19,20 +27,24 @@ class WorkerError(Exception):
 
 
 def _tail(path: Path, limit: int = 2000) -> str:
+    """The last `limit` characters of the log, read from its end (a log can be large)."""
     try:
-        return path.read_text(errors="replace")[-limit:]
+        with path.open("rb") as f:
+            f.seek(max(f.seek(0, os.SEEK_END) - 4 * limit, 0))  # utf-8: at most 4 bytes a character
+            return f.read().decode(errors="replace")[-limit:]
     except OSError:
         return ""
 
 
 class Worker:
-    """One spawned process; `call(cmd, *args, timeout=...)` returns its reply dict."""
+    """One spawned process; `call(command, timeout=...)` returns its typed reply."""
 
     def __init__(self, label: str, log_dir: Path):
         self.label = label
         self.log = log_dir / f"{label}.log"
         self.proc: Any = None
         self.conn: Any = None
+        self.expect = Expect()  # what replies must hold, from the commands sent so far
 
     def start(self) -> "Worker":
         ctx = mp.get_context("spawn")
@@ -47,31 +59,39 @@ class Worker:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.is_alive()
 
-    def call(self, cmd: str, *args: Any, timeout: float) -> dict[str, Any]:
+    def call(self, command: Command, *, timeout: float) -> Reply:
+        """Send `command`; its reply, or WorkerError (TIMEOUT, TAMPERED, a crash, or the worker's Failure)."""
         if not self.alive:
             self.start()
+        self.expect = command.expect(self.expect)
         try:
-            self.conn.send((cmd, args))
+            self.conn.send(command)
         except (BrokenPipeError, OSError):
             raise self._died()
         deadline = time.monotonic() + timeout
-        while True:
-            if self.conn.poll(0.05):
-                try:
-                    reply = worker.unpack(self.conn.recv_bytes())
-                except (EOFError, OSError):
-                    raise self._died()
-                except Exception as exc:  # a reply the safe loader refuses: treat as tampering
-                    self.kill()
-                    raise WorkerError("TAMPERED", f"worker sent an unloadable reply: {exc}")
-                if not reply.get("ok"):
-                    raise WorkerError(reply.get("status", "RUNTIME_ERROR"), reply.get("message", ""))
-                return reply
+        late = WorkerError("TIMEOUT", f"'{command.name}' did not finish within {timeout:g} s; worker killed")
+        fd = self.conn.fileno()
+        while not select.select([fd], [], [], 0.05)[0]:
             if not self.proc.is_alive():
                 raise self._died()
             if time.monotonic() > deadline:
                 self.kill()
-                raise WorkerError("TIMEOUT", f"'{cmd}' did not finish within {timeout:g} s; worker killed")
+                raise late
+        try:
+            raw = protocol.read_frame(fd, deadline)
+        except TimeoutError:  # the worker stopped halfway through a reply (TimeoutError is an OSError)
+            self.kill()
+            raise late
+        except (EOFError, OSError):
+            raise self._died()
+        try:
+            reply = protocol.decode(raw, command.replies, self.expect)
+        except protocol.Malformed as exc:
+            self.kill()
+            raise WorkerError("TAMPERED", str(exc))
+        if isinstance(reply, Failure):
+            raise WorkerError(reply.status.value, reply.message)
+        return reply
 
     def _died(self) -> WorkerError:
         self.proc.join(1)
@@ -102,7 +122,7 @@ class Worker:
     def close(self) -> None:
         if self.alive:
             try:
-                self.conn.send(("exit", ()))
+                self.conn.send(Exit())
                 self.proc.join(5)
             except (BrokenPipeError, OSError):
                 pass

@@ -1,37 +1,29 @@
 """The process a solution (or the reference) runs in: builds it, runs it, times it, checks for cheats.
 
-One worker per solution, started with `spawn` by `isolation.Worker`. Commands arrive as pickles from
-the trusted parent; replies go back as `torch.save` bytes that the parent loads with
-`weights_only=True`, so nothing a solution does can make the parent execute code.
+One worker per solution, started with `spawn` by `isolation.Worker`. It serves the commands of
+`protocol` (pickles from the trusted parent), one handler per command type, and answers each with
+one typed reply, sent as a frame of `torch.save` bytes that the parent loads with
+`weights_only=True` and checks in `protocol.decode`: nothing a solution does can make the parent
+execute code or believe a forged reply.
 """
 from __future__ import annotations
 
-import io
 import os
 import random
 import sys
 import traceback
-from dataclasses import asdict
 from typing import Any, Callable
 
-STATUS_COMPILE, STATUS_RUNTIME, STATUS_OOM = "COMPILE_ERROR", "RUNTIME_ERROR", "OUT_OF_MEMORY"
-
-
-def pack(obj: Any) -> bytes:
-    import torch
-    buf = io.BytesIO()
-    torch.save(obj, buf)
-    return buf.getvalue()
-
-
-def unpack(data: bytes) -> Any:
-    import torch
-    return torch.load(io.BytesIO(data), weights_only=True)
+from harness.execute import protocol
+from harness.execute.protocol import (Build, Built, Chunk, Command, Exit, Failure, HiddenWork, Outputs, Rejected,
+                                      Reply, Run, RunOn, TimedCheck, TimeChunk, TimeEnd, TimeStart, TimingEnded,
+                                      TimingStarted)
+from harness.results.trace import Status
 
 
 def _describe(exc: BaseException) -> str:
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-4))
-    return f"{type(exc).__name__}: {exc}\n{tb}"[-6000:]
+    return protocol.clip(f"{type(exc).__name__}: {exc}\n{tb}")
 
 
 class WorkerState:
@@ -49,21 +41,23 @@ class WorkerState:
         self.rng = random.Random(0)
 
     # -- commands -----------------------------------------------------------------------------
-    def build(self, target: Any, definition: Any, device_kind: str, device_index: int, private_seed: int) -> dict:
+    def build(self, cmd: Build) -> Built | Failure:
         import torch  # noqa: F401  (import torch, and torch_npu via the device, before user code)
         from harness.measure.devices import make_device
         from harness.measure.environment import versions
         from harness.execute.guards import TamperGuard
         from harness.spec.model import Reference
 
-        self.definition = definition
-        self.device = make_device(device_kind, device_index)
+        target = cmd.target
+        self.definition = cmd.definition
+        self.device = make_device(cmd.device_kind, cmd.device_index)
         self.device.setup()
-        self.rng = random.Random(private_seed)
+        self.rng = random.Random(cmd.private_seed)
         from harness.measure import timing
         self.guard = TamperGuard()
         self.guard.add("harness.measure.timing.Sampler.chunk", timing.Sampler, "chunk")
-        self.guard.add("harness.execute.worker.pack", sys.modules[__name__], "pack")
+        self.guard.add("harness.execute.protocol.encode", protocol, "encode")
+        self.guard.add("harness.execute.protocol.write_frame", protocol, "write_frame")
         if isinstance(target, Reference):
             namespace: dict[str, Any] = {"__name__": "opbench_reference"}
             exec(compile(target.source, target.origin, "exec"), namespace)
@@ -76,10 +70,8 @@ class WorkerState:
             self.dps = target.destination_passing_style
         tampered = self.guard.check()
         if tampered:
-            return {"ok": False, "status": "TAMPERED", "message": f"on import: {tampered}"}
-        peak = self.device.peak()
-        return {"ok": True, "device": self.device.info(), "versions": versions(),
-                "peak": {"bytes_per_s": peak.bytes_per_s, "flops_per_s": dict(peak.flops_per_s)}}
+            return Failure(Status.TAMPERED, f"on import: {tampered}")
+        return Built(self.device.info(), versions(), self.device.peak())
 
     def _prepare(self, workload: Any, inputs: dict[str, Any]) -> dict[str, Any]:
         from harness.execute.inputs import allocate_outputs
@@ -104,27 +96,24 @@ class WorkerState:
         cpu = [o.detach().cpu() if type(o) is __import__("torch").Tensor else f"<{type(o).__name__}>" for o in outs]
         return cpu, None
 
-    def run(self, workload: Any, seed: int) -> dict:
-        """One correctness round on fresh inputs for `seed`."""
+    def run(self, cmd: Run) -> Outputs | Rejected:
+        """One correctness round on fresh inputs for `cmd.seed`."""
         from harness.execute.guards import mutated_inputs, output_problems, snapshot
         from harness.execute.inputs import generate_inputs
         dev = self.device
-        inputs = generate_inputs(self.definition, workload, seed, dev.torch_device)
-        entry = self._prepare(workload, inputs)
+        inputs = generate_inputs(self.definition, cmd.workload, cmd.seed, dev.torch_device)
+        entry = self._prepare(cmd.workload, inputs)
         before = snapshot(entry["inputs"])
         dev.synchronize()  # inputs were made on the default stream; the call runs on the harness stream
         with dev.stream():
             result = self._call(entry)
         dev.synchronize()  # device-wide: work the call left on any stream is finished before checks
-        reply: dict[str, Any] = {"ok": True, "problem": None}
         tampered = self.guard.check() or self.guard.stray_threads()
         if tampered:
-            reply["problem"] = ("TAMPERED", tampered)
-            return reply
+            return Rejected(Status.TAMPERED, tampered)
         bad = mutated_inputs(entry["names"], before, entry["inputs"])
         if bad:
-            reply["problem"] = ("INPUT_MUTATED", f"solution modified input(s) {', '.join(bad)}")
-            return reply
+            return Rejected(Status.INPUT_MUTATED, f"solution modified input(s) {', '.join(bad)}")
         outs, why = self._collect(result)
         if why is None and not self.dps:
             from harness.execute.correctness import as_output_list
@@ -133,15 +122,13 @@ class WorkerState:
             if why is None:
                 self.kept = [o for o in live if isinstance(o, __import__("torch").Tensor)]
         if why is not None:
-            reply["problem"] = ("INVALID_OUTPUT", why)
-            return reply
-        reply["outputs"] = outs
-        return reply
+            return Rejected(Status.INVALID_OUTPUT, why)
+        return Outputs(outs)
 
-    def run_on(self, inputs: list[Any]) -> dict:
+    def run_on(self, cmd: RunOn) -> Outputs:
         """Compute on given inputs (the reference re-checking what the solution saw while timed)."""
         dev = self.device
-        entry = {"inputs": [x.to(dev.torch_device) if hasattr(x, "to") else x for x in inputs], "outputs": None}
+        entry = {"inputs": [x.to(dev.torch_device) if hasattr(x, "to") else x for x in cmd.inputs], "outputs": None}
         dev.synchronize()
         with dev.stream():
             result = self._call(entry)
@@ -149,19 +136,20 @@ class WorkerState:
         outs, why = self._collect(result)
         if why:
             raise RuntimeError(why)
-        return {"ok": True, "outputs": outs}
+        return Outputs(outs)
 
-    def time_start(self, workload: Any, seeds: list[int], cfg: Any) -> dict:
+    def time_start(self, cmd: TimeStart) -> TimingStarted:
         import torch
         from harness.execute.inputs import generate_inputs
         from harness.measure.timing import Sampler
-        dev = self.device
-        self.pool = [self._prepare(workload, generate_inputs(self.definition, workload, s, dev.torch_device)) for s in seeds]
+        dev, workload = self.device, cmd.workload
+        self.pool = [self._prepare(workload, generate_inputs(self.definition, workload, s, dev.torch_device))
+                     for s in cmd.seeds]
         for entry in self.pool:
             entry["last"] = None
             entry["refresh"] = [i for i, n in enumerate(entry["names"])
                                 if workload.inputs[n].type == "random" and isinstance(entry["inputs"][i], torch.Tensor)
-                                and entry["inputs"][i].numel() > 1] if cfg.fresh_inputs else []
+                                and entry["inputs"][i].numel() > 1] if cmd.cfg.fresh_inputs else []
 
         def make_call(entry: dict[str, Any]) -> Callable[[], None]:
             def call() -> None:
@@ -174,43 +162,47 @@ class WorkerState:
                 flat = entry["inputs"][k].view(-1)
                 flat.copy_(torch.roll(flat, self.rng.randrange(1, flat.numel())))
 
-        self.sampler = Sampler(dev, [make_call(e) for e in self.pool], cfg, refresh)
+        self.sampler = Sampler(dev, [make_call(e) for e in self.pool], cmd.cfg, refresh)
         self.sampler.use_graphs_if_configured()
-        info = self.sampler.warmup()
-        return {"ok": True, "warmup": asdict(info), "mode": self.sampler.mode, "calls_per_sample": self.sampler.divisor,
-                "clocks": dev.clocks()}
+        self.sampler.warmup()
+        return TimingStarted(self.sampler.mode, self.sampler.divisor, dev.clocks())
 
-    def time_chunk(self, n: int) -> dict:
-        samples = self.sampler.chunk(n)
-        return {"ok": True, "samples": samples, "clocks": self.device.clocks()}
+    def time_chunk(self, cmd: TimeChunk) -> Chunk:
+        samples = self.sampler.chunk(cmd.n)
+        return Chunk(samples, self.device.clocks())
 
-    def time_end(self) -> dict:
+    def time_end(self, cmd: TimeEnd) -> TimingEnded:
         """Hidden-work and tamper checks, then what each input set last saw and produced."""
-        hidden = self.sampler.hidden_work_check()
-        reply: dict[str, Any] = {"ok": True, "hidden": hidden, "problem": None, "checks": []}
-        problem = self.guard.check() or self.guard.stray_threads()
-        if problem:
-            reply["problem"] = ("TAMPERED", problem)
+        hidden = HiddenWork(**self.sampler.hidden_work_check())
+        why = self.guard.check() or self.guard.stray_threads()
+        problem = Rejected(Status.TAMPERED, why) if why else None
+        checks: list[TimedCheck] = []
         for entry in self.pool:
             outs, why = self._collect(entry["last"])
             if why:
-                reply["problem"] = reply["problem"] or ("INVALID_OUTPUT", f"while timed: {why}")
+                problem = problem or Rejected(Status.INVALID_OUTPUT, f"while timed: {why}")
                 continue
-            reply["checks"].append({"inputs": [x.detach().cpu() if hasattr(x, "detach") else x for x in entry["inputs"]],
-                                    "outputs": outs})
+            checks.append(TimedCheck([x.detach().cpu() if hasattr(x, "detach") else x for x in entry["inputs"]], outs))
         self.pool, self.sampler = [], None
-        return reply
+        return TimingEnded(hidden, problem, checks)
 
 
-def classify(exc: BaseException, device: Any) -> str:
+# One handler per command type: a command the parent did not send cannot name a method.
+HANDLERS: dict[type[Command], Callable[[WorkerState, Any], Reply]] = {
+    Build: WorkerState.build, Run: WorkerState.run, RunOn: WorkerState.run_on,
+    TimeStart: WorkerState.time_start, TimeChunk: WorkerState.time_chunk, TimeEnd: WorkerState.time_end,
+}
+
+
+def classify(exc: BaseException, device: Any) -> Status:
     from harness.execute.solutions import BuildError
     if isinstance(exc, BuildError) or type(exc).__name__ in ("CompilationError", "CompileTimeAssertionFailure"):
-        return STATUS_COMPILE
+        return Status.COMPILE_ERROR
     if device is not None and device.memory_error(exc):
-        return STATUS_OOM
+        return Status.OUT_OF_MEMORY
     if isinstance(exc, MemoryError):
-        return STATUS_OOM
-    return STATUS_RUNTIME
+        return Status.OUT_OF_MEMORY
+    return Status.RUNTIME_ERROR
 
 
 def main(conn: Any, log_path: str) -> None:
@@ -223,18 +215,21 @@ def main(conn: Any, log_path: str) -> None:
     state = WorkerState()
     while True:
         try:
-            cmd, args = conn.recv()
+            command = conn.recv()
         except (EOFError, OSError):
             return
-        if cmd == "exit":
+        if isinstance(command, Exit):
             return
+        reply: Reply
         try:
-            reply = getattr(state, cmd)(*args)
+            handler = HANDLERS[type(command)]
+            reply = handler(state, command)
         except BaseException as exc:  # everything a solution can raise becomes a status, never a dead loop
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            reply = {"ok": False, "status": classify(exc, state.device), "message": _describe(exc)}
+            reply = Failure(classify(exc, state.device), _describe(exc))
         try:
-            conn.send_bytes(pack(reply))
+            payload = protocol.encode(reply)
         except Exception as exc:
-            conn.send_bytes(pack({"ok": False, "status": STATUS_RUNTIME, "message": f"reply not serialisable: {exc}"}))
+            payload = protocol.encode(Failure(Status.RUNTIME_ERROR, f"reply not serialisable: {exc}"))
+        protocol.write_frame(conn.fileno(), payload)

@@ -18,11 +18,13 @@ import torch
 
 from harness.execute.correctness import Verdict, compare
 from harness.measure.devices import device_class, detect_kind
+from harness.measure.devices.base import Peak
 from harness.execute.dtypes import to_torch
 from harness.measure.environment import environment
 from harness.spec.expressions import evaluate
 from harness.execute.inputs import mix_seed
 from harness.execute.isolation import Worker, WorkerError
+from harness.execute.protocol import Build, Built, Command, Outputs, Reply, Run, RunOn, TimeChunk, TimeEnd, TimeStart
 from harness.spec.model import BenchConfig, Manifest, Solution, Workload
 from harness.measure.timing import hidden_work_suspected, stopping_decision, summarize, throttled
 from harness.errors import InputError
@@ -77,43 +79,44 @@ class Runner:
         self.kind = resolve_device(options.device)
         self.run_seed = options.run_seed if options.run_seed is not None else secrets.randbits(62)
         self.ref: Worker | None = None
-        self.ref_info: dict[str, Any] = {}
+        self.ref_info: Built | None = None
         self.expected: dict[tuple[str, int], list[torch.Tensor]] = {}
 
     # -- reference ----------------------------------------------------------------------------
     def _start_reference(self) -> None:
         self.ref = Worker("reference", self.opt.log_dir)
         try:
-            self.ref_info = self.ref.call("build", self.m.definition.reference, self.m.definition, self.kind,
-                                          self.opt.device_index, self.run_seed, timeout=self.cfg.compile_timeout_s)
+            self.ref_info = self.ref.call(Build(self.m.definition.reference, self.m.definition, self.kind,
+                                                self.opt.device_index, self.run_seed), timeout=self.cfg.compile_timeout_s)
         except WorkerError as exc:
             self.ref.close()
             raise RunError(f"reference of {self.m.definition.name} ({self.m.definition.reference.origin}) failed to load: "
                            f"{exc.message}")
 
-    def _ref_call(self, cmd: str, *args: Any, timeout: float) -> dict[str, Any]:
+    def _ref_call(self, command: Command, timeout: float) -> Reply:
         assert self.ref is not None
         if not self.ref.alive:
             self._start_reference()
         try:
-            return self.ref.call(cmd, *args, timeout=timeout)
+            return self.ref.call(command, timeout=timeout)
         except WorkerError as exc:
             raise WorkerError(exc.status, f"reference failed: {exc.message}")
 
     def _expected(self, w: Workload, seed: int) -> list[torch.Tensor]:
         key = (w.id, seed)
         if key not in self.expected:
-            reply = self._ref_call("run", w, seed, timeout=self.cfg.run_timeout_s)
-            if reply["problem"]:
-                raise WorkerError("RUNTIME_ERROR", f"reference: {reply['problem'][1]}")
-            self.expected[key] = reply["outputs"]
+            reply = self._ref_call(Run(w, seed), timeout=self.cfg.run_timeout_s)
+            if not isinstance(reply, Outputs):
+                raise WorkerError("RUNTIME_ERROR", f"reference: {reply.message}")
+            self.expected[key] = reply.outputs
         return self.expected[key]
 
     # -- the run ------------------------------------------------------------------------------
     def run(self) -> Report:
         self._start_reference()
-        env = environment(self.ref_info.get("device"))
-        env["versions"] = {**env["versions"], **self.ref_info.get("versions", {})}
+        assert self.ref_info is not None
+        env = environment(self.ref_info.device)
+        env["versions"] = {**env["versions"], **self.ref_info.versions}
         workloads = [w for w in self.m.workloads if not self.opt.workloads or w.id in self.opt.workloads]
         solutions = [s for s in self.m.solutions if not self.opt.solutions or s.name in self.opt.solutions]
         traces: list[Trace] = []
@@ -143,8 +146,8 @@ class Runner:
                 self.progress(f"{sol.name} :: {w.id}")
                 if not built or not worker.alive:
                     try:
-                        worker.call("build", sol, self.m.definition, self.kind, self.opt.device_index,
-                                    mix_seed(self.run_seed, sol.name), timeout=self.cfg.compile_timeout_s)
+                        worker.call(Build(sol, self.m.definition, self.kind, self.opt.device_index,
+                                          mix_seed(self.run_seed, sol.name)), timeout=self.cfg.compile_timeout_s)
                         built = True
                     except WorkerError as exc:
                         status = Status(exc.status)
@@ -168,10 +171,10 @@ class Runner:
         try:
             for seed in seeds:
                 expected = self._expected(w, seed)
-                reply = worker.call("run", w, seed, timeout=cfg.run_timeout_s)
-                if reply["problem"]:
-                    return self._trace(sol, w, Status(reply["problem"][0]), reply["problem"][1], correctness=correctness)
-                verdict = compare(names, reply["outputs"], expected, w.tolerance)
+                reply = worker.call(Run(w, seed), timeout=cfg.run_timeout_s)
+                if not isinstance(reply, Outputs):  # the worker's own checks rejected the call
+                    return self._trace(sol, w, reply.status, reply.message, correctness=correctness)
+                verdict = compare(names, reply.outputs, expected, w.tolerance)
                 correctness["rounds"] += 1
                 _merge_stats(correctness, verdict)
                 if verdict.status != Status.PASSED:
@@ -185,9 +188,9 @@ class Runner:
         cfg = self.cfg
         names = list(self.m.definition.outputs)
         t_run = cfg.run_timeout_s
-        start_s = worker.call("time_start", w, seeds, cfg, timeout=t_run)
-        self._ref_call("time_start", w, seeds, cfg, timeout=t_run)
-        clocks = [c for c in (start_s.get("clocks"),) if c]
+        start_s = worker.call(TimeStart(w, seeds, cfg), timeout=t_run)
+        self._ref_call(TimeStart(w, seeds, cfg), timeout=t_run)
+        clocks = [c for c in (start_s.clocks,) if c]
         series: dict[str, list[float]] = {"sol": [], "ref": []}
         wall = {"sol": 0.0, "ref": 0.0}
         done = {"sol": (False, False, ""), "ref": (False, False, "")}
@@ -195,32 +198,32 @@ class Runner:
         while not (done["sol"][0] and done["ref"][0]):
             for key in ("sol", "ref"):
                 t0 = time.monotonic()
-                reply = (worker.call("time_chunk", cfg.chunk, timeout=t_run) if key == "sol"
-                         else self._ref_call("time_chunk", cfg.chunk, timeout=t_run))
+                chunk = (worker.call(TimeChunk(cfg.chunk), timeout=t_run) if key == "sol"
+                         else self._ref_call(TimeChunk(cfg.chunk), timeout=t_run))
                 wall[key] += time.monotonic() - t0
-                series[key].extend(reply["samples"])
-                if reply.get("clocks"):
-                    clocks.append(reply["clocks"])
+                series[key].extend(chunk.samples)
+                if chunk.clocks:
+                    clocks.append(chunk.clocks)
             elapsed = time.monotonic() - began
             for key in ("sol", "ref"):
                 if not done[key][0]:
-                    done[key] = stopping_decision(series[key], elapsed, cfg, start_s["calls_per_sample"])
+                    done[key] = stopping_decision(series[key], elapsed, cfg, start_s.calls_per_sample)
             if elapsed > cfg.max_time_s * 1.5:  # both capped by max_time_s; this only guards the loop
                 break
-        end_s = worker.call("time_end", timeout=t_run)
-        self._ref_call("time_end", timeout=t_run)
-        mode = start_s["mode"]
+        end_s = worker.call(TimeEnd(), timeout=t_run)
+        self._ref_call(TimeEnd(), timeout=t_run)
+        mode = start_s.mode
         timing = summarize(series["sol"], done["sol"][1], done["sol"][2], wall["sol"], mode, cfg.cache)
         ref_timing = summarize(series["ref"], done["ref"][1], done["ref"][2], wall["ref"], mode, cfg.cache)
         timing_kw: dict[str, Any] = {"timing": timing, "reference_timing": ref_timing, "correctness": correctness}
-        if end_s["problem"]:
-            return self._trace(sol, w, Status(end_s["problem"][0]), end_s["problem"][1], **timing_kw)
-        for i, check in enumerate(end_s["checks"]):  # results must still be right after timing
-            expected = self._ref_call("run_on", check["inputs"], timeout=t_run)["outputs"]
-            verdict = compare(names, check["outputs"], expected, w.tolerance)
+        if end_s.problem:
+            return self._trace(sol, w, end_s.problem.status, end_s.problem.message, **timing_kw)
+        for i, check in enumerate(end_s.checks):  # results must still be right after timing
+            expected = self._ref_call(RunOn(check.inputs), timeout=t_run).outputs
+            verdict = compare(names, check.outputs, expected, w.tolerance)
             if verdict.status != Status.PASSED:
                 return self._trace(sol, w, verdict.status, f"after timing (input set {i}): {verdict.message}", **timing_kw)
-        hidden = end_s["hidden"]
+        hidden = end_s.hidden.to_dict()
         correctness["hidden_work_check"] = hidden
         if hidden_work_suspected(hidden):
             if hidden.get("escaped_ms"):
@@ -253,15 +256,15 @@ class Runner:
         out: dict[str, float] = {}
         n_bytes = evaluate(d.bytes, axes) if d.bytes else tensor_bytes(self.m, w)
         out["gb_per_s"] = n_bytes / seconds / 1e9
-        peak = self.ref_info.get("peak") or {}
+        peak = self.ref_info.peak if self.ref_info else Peak()
         fractions = []
-        if peak.get("bytes_per_s"):
-            fractions.append(n_bytes / seconds / peak["bytes_per_s"])
+        if peak.bytes_per_s:
+            fractions.append(n_bytes / seconds / peak.bytes_per_s)
         if d.flops:
             flops = evaluate(d.flops, axes)
             out["tflop_per_s"] = flops / seconds / 1e12
             dtype = w.dtypes[next(iter(d.inputs))]
-            peak_flops = (peak.get("flops_per_s") or {}).get(dtype) or (peak.get("flops_per_s") or {}).get("float32")
+            peak_flops = peak.flops_for(dtype)
             if peak_flops:
                 fractions.append(flops / seconds / peak_flops)
         if fractions:

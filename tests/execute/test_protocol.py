@@ -1,0 +1,222 @@
+"""The worker protocol: the parent believes a reply only after `decode` checked it, and a worker that
+forges a reply or stops halfway through one ends as a status, never a crash or a hang."""
+from __future__ import annotations
+
+import io
+import math
+import os
+import pickle
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from harness.execute import protocol as p
+from harness.execute.isolation import Worker, WorkerError, _tail
+from harness.results.trace import Status
+from harness.spec.manifest import load_manifest
+
+from factories import axpy_document, solution
+
+AFTER_BUILD = p.Expect(inputs=2, outputs=1)
+TIMING = p.Expect(inputs=2, outputs=1, input_sets=2, calls_per_sample=frozenset({1, 20}))
+
+
+def wire(data: Any) -> bytes:
+    """Bytes as a (possibly forging) worker would send them."""
+    buf = io.BytesIO()
+    torch.save(data, buf)
+    return buf.getvalue()
+
+
+def chunk(**override: Any) -> dict[str, Any]:
+    return {"kind": "Chunk", "samples": [0.5, 0.25, 1.0], "clocks": {}, **override}
+
+
+def hidden() -> dict[str, Any]:
+    return {"events_ms": 0.1, "wall_ms": 0.12, "baseline_ms": 0.01, "hidden_ms": 0.02,
+            "escaped_ms": None, "escaped_kernels": None, "activity_check": None}
+
+
+GOOD = {
+    "failure": (p.Failure(Status.COMPILE_ERROR, "SyntaxError: bad"), (p.Built,), p.Expect()),
+    "built": (p.Built({"kind": "cpu", "cores": 2, "nested": {"a": [1, "b"]}}, {"torch": "2.13"},
+                      p.Peak(1e11, {"float32": 1e12})), (p.Built,), p.Expect()),
+    "built-unknown-peak": (p.Built({}, {}, p.Peak()), (p.Built,), p.Expect()),
+    "outputs": (p.Outputs([torch.arange(4.0)]), (p.Outputs, p.Rejected), AFTER_BUILD),
+    "non-tensor-output": (p.Outputs(["<NoneType>"]), (p.Outputs, p.Rejected), AFTER_BUILD),
+    "rejected": (p.Rejected(Status.INPUT_MUTATED, "solution modified input(s) x"), (p.Outputs, p.Rejected), AFTER_BUILD),
+    "started": (p.TimingStarted("cuda-graph", 20, {"sm_mhz": 1980.0}), (p.TimingStarted,), TIMING),
+    "chunk": (p.Chunk([0.5, 0.25, 1e-6], {}), (p.Chunk,), p.Expect(samples=3)),
+    "ended": (p.TimingEnded(p.HiddenWork(0.1, 0.12, 0.01, 0.02, escaped_ms=0.0, escaped_kernels=["k"]), None,
+                            [p.TimedCheck([torch.ones(3), 2.0], [torch.ones(3)])] * 2), (p.TimingEnded,), TIMING),
+    "ended-with-problem": (p.TimingEnded(p.HiddenWork(0.1, 0.12, 0.01, 0.02), p.Rejected(Status.TAMPERED, "threads"), []),
+                           (p.TimingEnded,), TIMING),
+}
+
+
+def same(a: Any, b: Any) -> bool:
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and torch.equal(a, b)
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if hasattr(a, "__dataclass_fields__"):
+        return type(a) is type(b) and all(same(getattr(a, f), getattr(b, f)) for f in a.__dataclass_fields__)
+    return a == b
+
+
+@pytest.mark.parametrize("name", list(GOOD))
+def test_good_reply_round_trips_to_the_same_typed_reply(name: str) -> None:
+    reply, expected, expect = GOOD[name]
+    decoded = p.decode(p.encode(reply), expected, expect)
+    assert same(decoded, reply), decoded
+
+
+def test_hidden_work_reads_as_before_without_fields_not_measured() -> None:
+    h = p.decode(p.encode(GOOD["ended"][0]), (p.TimingEnded,), TIMING).hidden.to_dict()
+    assert h == {"events_ms": 0.1, "wall_ms": 0.12, "baseline_ms": 0.01, "hidden_ms": 0.02,
+                 "escaped_ms": 0.0, "escaped_kernels": ["k"]}
+
+
+BAD = {
+    # name: (what the worker sends, replies expected, what the parent knows, words in the reason)
+    "unknown status": ({"kind": "Failure", "status": "FINE", "message": ""}, (p.Chunk,), p.Expect(), "'FINE' is not a status"),
+    "PASSED from a worker": ({"kind": "Failure", "status": "PASSED", "message": ""}, (p.Chunk,), p.Expect(),
+                             "may not report PASSED"),
+    "SKIPPED from a worker": ({"kind": "Rejected", "status": "SKIPPED", "message": ""}, (p.Outputs, p.Rejected),
+                              AFTER_BUILD, "may not report SKIPPED"),
+    "status of another type": ({"kind": "Failure", "status": 3, "message": ""}, (p.Chunk,), p.Expect(),
+                                                  "is not a status"),
+    "too few samples": (chunk(samples=[0.5, 0.5]), (p.Chunk,), p.Expect(samples=3), "2 item(s), expected 3"),
+    "too many samples": (chunk(samples=[0.5] * 4), (p.Chunk,), p.Expect(samples=3), "4 item(s), expected 3"),
+    "empty chunk": (chunk(samples=[]), (p.Chunk,), p.Expect(), "empty"),
+    "negative sample": (chunk(samples=[0.5, -1.0, 0.5]), (p.Chunk,), p.Expect(samples=3), "samples[1]: -1.0 is not > 0"),
+    "zero sample": (chunk(samples=[0.5, 0.0, 0.5]), (p.Chunk,), p.Expect(samples=3), "is not > 0"),
+    "NaN sample": (chunk(samples=[0.5, math.nan, 0.5]), (p.Chunk,), p.Expect(samples=3), "nan is not finite"),
+    "inf sample": (chunk(samples=[0.5, math.inf, 0.5]), (p.Chunk,), p.Expect(samples=3), "inf is not finite"),
+    "bool sample": (chunk(samples=[0.5, True, 0.5]), (p.Chunk,), p.Expect(samples=3), "expected a number, got bool"),
+    "samples as a tensor": (chunk(samples=torch.ones(3)), (p.Chunk,), p.Expect(samples=3), "expected a list, got Tensor"),
+    "non-str message": ({"kind": "Failure", "status": "RUNTIME_ERROR", "message": 7}, (p.Chunk,), p.Expect(),
+                        "message: expected a string, got int"),
+    "missing field": ({"kind": "Chunk", "samples": [0.5, 0.5, 0.5]}, (p.Chunk,), p.Expect(samples=3),
+                      "missing field(s) clocks"),
+    "unknown field": (chunk(verdict="PASSED"), (p.Chunk,), p.Expect(samples=3), "unknown field(s) verdict"),
+    "no kind": ({"samples": [0.5]}, (p.Chunk,), p.Expect(), "kind None, expected Chunk or Failure"),
+    "reply to another command": ({"kind": "Outputs", "outputs": []}, (p.Chunk,), p.Expect(), "kind 'Outputs'"),
+    "not a dict": ([1, 2], (p.Chunk,), p.Expect(), "expected a dict, got list"),
+    "too few outputs": ({"kind": "Outputs", "outputs": []}, (p.Outputs, p.Rejected), AFTER_BUILD, "0 item(s), expected 1"),
+    "output of another type": ({"kind": "Outputs", "outputs": [3.0]}, (p.Outputs,), AFTER_BUILD,
+                               "expected a CPU torch.Tensor, got float"),
+    "rejection with a build status": ({"kind": "Rejected", "status": "COMPILE_ERROR", "message": ""},
+                                      (p.Outputs, p.Rejected), AFTER_BUILD, "may not report COMPILE_ERROR"),
+    "graph divisor nobody asked for": ({"kind": "TimingStarted", "mode": "events", "calls_per_sample": 1000, "clocks": {}},
+                                       (p.TimingStarted,), TIMING, "calls_per_sample: 1000"),
+    "more checks than input sets": ({"kind": "TimingEnded", "hidden": hidden(), "problem": None,
+                                     "checks": [{"inputs": [torch.ones(1), 1.0], "outputs": [torch.ones(1)]}] * 3},
+                                    (p.TimingEnded,), TIMING, "3 item(s), at most 2"),
+    "check missing an input": ({"kind": "TimingEnded", "hidden": hidden(), "problem": None,
+                                "checks": [{"inputs": [torch.ones(1)], "outputs": [torch.ones(1)]}]},
+                               (p.TimingEnded,), TIMING, "checks[0].inputs: 1 item(s), expected 2"),
+    "NaN in hidden work": ({"kind": "TimingEnded", "hidden": {**hidden(), "hidden_ms": math.nan}, "problem": None,
+                            "checks": []}, (p.TimingEnded,), TIMING, "hidden.hidden_ms: nan is not finite"),
+    "peak as a string": ({"kind": "Built", "device": {}, "versions": {}, "peak": {"bytes_per_s": "fast", "flops_per_s": {}}},
+                         (p.Built,), p.Expect(), "bytes_per_s: expected a number"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD))
+def test_malformed_reply_is_refused_with_its_reason(name: str) -> None:
+    data, expected, expect, words = BAD[name]
+    with pytest.raises(p.Malformed, match="^worker sent a malformed ") as info:
+        p.decode(wire(data), expected, expect)
+    assert words in str(info.value)
+
+
+def test_bytes_the_safe_loader_refuses_are_malformed() -> None:
+    """A pickle that would run code on load (here harmlessly: `os.getcwd`) is never executed."""
+
+    class Sneaky:
+        def __reduce__(self) -> Any:
+            return (os.getcwd, ())
+
+    buf = io.BytesIO()
+    torch.save({"kind": "Chunk", "samples": Sneaky(), "clocks": {}}, buf, pickle_module=pickle)
+    with pytest.raises(p.Malformed, match="malformed Chunk reply: UnpicklingError"):
+        p.decode(buf.getvalue(), (p.Chunk,), p.Expect(samples=1))
+
+
+def test_huge_message_is_clipped_keeping_head_and_tail() -> None:
+    message = "ValueError: first line\n" + "x" * 100_000 + "\nlast frame"
+    reply = p.decode(wire({"kind": "Failure", "status": "RUNTIME_ERROR", "message": message}), (p.Chunk,))
+    assert isinstance(reply, p.Failure) and len(reply.message) <= p.MAX_MESSAGE
+    assert reply.message.startswith("ValueError: first line") and reply.message.endswith("last frame")
+    assert "characters cut" in reply.message
+
+
+def test_half_frame_ends_at_the_deadline_and_a_closed_pipe_is_eof() -> None:
+    r, w = os.pipe()
+    try:
+        os.write(w, (1000).to_bytes(8, "big") + b"0123456789")
+        with pytest.raises(TimeoutError, match="10 of 1000 bytes"):
+            p.read_frame(r, time.monotonic() + 0.2)
+        os.close(w)
+        w = -1
+        with pytest.raises(EOFError):
+            p.read_frame(r, time.monotonic() + 60)
+    finally:
+        os.close(r)
+        if w >= 0:
+            os.close(w)
+
+
+def test_frame_round_trips() -> None:
+    r, w = os.pipe()
+    with os.fdopen(r, "rb", buffering=0), os.fdopen(w, "wb", buffering=0):
+        p.write_frame(w, b"payload")
+        assert p.read_frame(r, time.monotonic() + 60) == b"payload"
+
+
+def test_tail_reads_the_end_of_a_large_log(tmp_path: Path) -> None:
+    log = tmp_path / "w.log"
+    log.write_text("é" * 1_000_000 + "the end", encoding="utf-8")
+    tail = _tail(log, limit=100)
+    assert len(tail) == 100 and tail.endswith("é" * 93 + "the end")
+    assert _tail(tmp_path / "missing.log") == ""
+
+
+# -- real workers -------------------------------------------------------------------------------
+@pytest.fixture
+def axpy(write_manifest):
+    def build(file: str, tmp: Path) -> tuple[Worker, Any]:
+        m = load_manifest(write_manifest(axpy_document([solution("sol", file)])))
+        worker = Worker("sol", tmp / "logs")
+        worker.call(p.Build(m.solutions[0], m.definition, "cpu", 0, 1), timeout=m.bench.compile_timeout_s)
+        return worker, m
+    return build
+
+
+def test_forged_chunk_from_a_solution_is_tampered_and_the_worker_killed(axpy, tmp_path: Path) -> None:
+    worker, m = axpy("forged_reply.py", tmp_path)
+    try:
+        w = m.workloads[0]
+        worker.call(p.TimeStart(w, [1, 2], m.bench), timeout=120)
+        with pytest.raises(WorkerError) as info:
+            worker.call(p.TimeChunk(3), timeout=120)
+        assert info.value.status == "TAMPERED"
+        assert "malformed Chunk reply: Chunk.samples[0]: -1.0 is not > 0" in info.value.message
+        assert not worker.alive
+    finally:
+        worker.close()
+
+
+def test_half_written_reply_is_a_timeout_not_a_hang(axpy, tmp_path: Path) -> None:
+    worker, m = axpy("half_frame.py", tmp_path)
+    try:
+        with pytest.raises(WorkerError) as info:
+            worker.call(p.Run(m.workloads[0], 1), timeout=10)
+        assert info.value.status == "TIMEOUT" and "'run' did not finish within 10 s" in info.value.message
+        assert not worker.alive
+    finally:
+        worker.close()
