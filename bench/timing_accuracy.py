@@ -1,190 +1,724 @@
-"""How good are opbench's numbers? Accuracy against Nsight Compute, stability and cost against
-triton.testing.do_bench, on kernels from a few microseconds to a few milliseconds (CUDA only).
+"""How accurate are opbench's numbers, measured the way users get them (`python -m harness run`)?
 
-    python bench/timing_accuracy.py run [--out DIR] [--runs 5]      # everything, prints three tables
-    python bench/timing_accuracy.py kernel CASE --calls N            # inner: only CASE's calls (for ncu)
+One run prints, per kernel, the per-call time that each timer reports and its error against Nsight
+Compute, side by side (CUDA only; every number in microseconds, error = timer / ncu - 1):
 
-1. accuracy: opbench's median (events mode, cold L2) vs ncu's gpu__time_duration with its own cache
-   flush (--cache-control all), both at the clocks the GPU chooses (--clock-control none); and for the
-   small kernels, opbench's CUDA-graph mode (warm cache) vs ncu --cache-control none.
-2. stability: spread (max-min)/median of the median over `--runs` runs, opbench vs do_bench, interleaved.
-3. cost: host wall time per measurement, opbench's stopping rule vs do_bench's defaults.
+| column                     | what it is                                                                      |
+|----------------------------|---------------------------------------------------------------------------------|
+| kernel                     | the case (below)                                                                |
+| ncu us                     | ground truth: Nsight Compute `gpu__time_duration.sum`, median over `--calls` calls of the sum of each call's kernels; `--clock-control none` (clocks as the GPU picks them, as every other timer sees them), `--cache-control all` (cold caches, as every other timer flushes L2) |
+| opbench default us (mode)  | `python -m harness run M --device cuda` with no `--timer`: the solution trace's `timing.median_ms`, and the timer the report says it used (`timing.mode`: events, cupti, ...) |
+| opbench events us          | the same with `--timer events`                                                  |
+| do_bench us                | `triton.testing.do_bench(fn, return_mode="median")` on the same callable         |
+| FIB us                     | FlashInfer-Bench 0.1.2 `flashinfer_bench/bench/timing.py::do_bench(fn, return_mode="median")`, that one file loaded on its own (its package imports flashinfer-python) |
+| cuda-bench us              | NVIDIA nvbench's Python package (`cuda.bench` 0.3.0): cold GPU time median (`nv/cold/time/gpu/median`, mean if absent), `state.exec(..., batched=False)` on nvbench's stream |
+
+opbench is measured only through `harness run`: for each case a manifest is generated in a temp
+folder (one solution, the kernel, expected PASSED; a plain-torch reference; one workload; `bench:`
+max_time_s 1.5 and one correctness round), run twice, and the JSON report read back. The peers and
+ncu time the same solution code on inputs of the same shapes, in their own processes. A cell says
+`n/a (reason)` when that timer failed; the rest of the table still prints. For a multi-kernel case ncu
+sums the kernels' durations and leaves out the gaps between them, which every other timer includes.
+
+    python bench/timing_accuracy.py run [--cases A B] [--skip ncu|peers|opbench] [--out DIR]
+    python bench/timing_accuracy.py kernel CASE --calls N [--dir D]   # inner: CASE's calls only (under ncu)
+    python bench/timing_accuracy.py peers CASE --json PATH [--dir D]  # inner: do_bench, FIB, cuda-bench on CASE
+    python bench/timing_accuracy.py manifest CASE DIR                 # write CASE's manifest and files, print its path
+
+`run` writes every number to `$OUT/timing_accuracy.json` (or `--out`). The peers need
+`PYTHONPATH` to hold triton, flashinfer_bench (`pip install --no-deps --target`) and cuda-bench.
+Evidence: the manifests, the ncu CSV parser, the nvbench JSON reader, the FlashInfer-Bench loader and
+a CPU `harness run` round trip are tested on this CPU machine (tests/bench/); the GPU paths have not
+run yet.
 """
 from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
+import importlib.util
 import io
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from dataclasses import replace
+import types
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
+
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import torch  # noqa: E402
-
-from harness.measure.devices.cuda import CudaDevice  # noqa: E402
-from harness.spec.model import BenchConfig  # noqa: E402
-from harness.measure.timing import measure  # noqa: E402
-
-SMALL = ("copy-8MiB", "rmsnorm-256x4096")
+RMSNORM = ROOT / "manifests" / "rmsnorm"
+SOLUTION = "kernel"  # the one solution's name in every generated manifest
+BENCH = {"max_time_s": 1.5, "correctness_rounds": 1}  # enough samples for the stopping rule, bounded time
 
 
-def make_case(name: str) -> Callable[[], Any]:
-    """A zero-argument callable launching the case's kernel(s) on the current stream."""
-    dev = "cuda"
-    if name.startswith("copy-"):
-        n = {"copy-8MiB": 4 << 20, "copy-128MiB": 64 << 20, "copy-1GiB": 512 << 20}[name]
-        x = torch.randn(n, dtype=torch.bfloat16).to(dev)
-        y = torch.empty_like(x)
-        return lambda: torch.mul(x, 1.0, out=y)  # an elementwise kernel: a same-dtype copy_ is a memcpy ncu skips
-    if name.startswith("rmsnorm-"):
-        sys.path.insert(0, str(ROOT / "manifests" / "rmsnorm"))
-        from triton_rmsnorm import rmsnorm
-        rows, cols = map(int, name.split("-")[1].split("x"))
-        x = torch.randn(rows, cols, dtype=torch.bfloat16).to(dev)
-        w = torch.randn(cols, dtype=torch.bfloat16).to(dev)
-        return lambda: rmsnorm(x, w)
-    if name.startswith("matmul-"):
-        m, n, k = map(int, name.split("-")[1].split("x"))
-        a = torch.randn(m, k, dtype=torch.bfloat16).to(dev)
-        b = torch.randn(k, n, dtype=torch.bfloat16).to(dev)
-        return lambda: torch.matmul(a, b)
-    raise SystemExit(f"unknown case {name}")
+# -- the cases ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Tensor:
+    name: str
+    shape: tuple[str, ...]  # axis names
+    dtype: str
 
 
-CASES = ["copy-8MiB", "rmsnorm-256x4096", "copy-128MiB", "rmsnorm-4096x8192", "matmul-4096x4096x4096",
-         "copy-1GiB", "matmul-8192x8192x16384"]
+@dataclass(frozen=True)
+class Case:
+    """One kernel to time: its solution code, a plain-torch reference, the sizes."""
+
+    name: str
+    language: str                 # pytorch | triton | cuda_cpp
+    axes: dict[str, int]
+    inputs: tuple[Tensor, ...]
+    output: Tensor
+    solution_file: str            # file name beside the manifest
+    solution_source: str
+    reference: str                # inline Python defining run(...)
+    kernels: int                  # launches per call we expect (ncu counts them)
+    entry: str = "run"
+    build: dict[str, Any] = field(default_factory=dict)
+    tolerance: dict[str, float] = field(default_factory=dict)
+    description: str = ""
+
+    def shape(self, t: Tensor) -> tuple[int, ...]:
+        return tuple(self.axes[a] for a in t.shape)
 
 
-def kernel_main(case: str, calls: int) -> None:
-    fn = make_case(case)
-    fn()  # compile/autotune outside what ncu sees matters little: ncu times each launch on its own
+def _torch_op(body: str, args: str) -> str:
+    return f"import torch\n\n\ndef run({args}):\n    return {body}\n"
+
+
+def _elementwise_add(name: str, n: int) -> Case:
+    return Case(name, "pytorch", {"n": n}, (Tensor("a", ("n",), "float32"), Tensor("b", ("n",), "float32")),
+                Tensor("c", ("n",), "float32"), "solution.py", _torch_op("torch.add(a, b)", "a, b"),
+                _torch_op("a + b", "a, b"), 1, description=f"torch elementwise add, fp32, {n} elements")
+
+
+def _softmax(name: str, rows: int, cols: int) -> Case:
+    x = Tensor("x", ("rows", "cols"), "bfloat16")
+    return Case(name, "pytorch", {"rows": rows, "cols": cols}, (x,), replace(x, name="y"), "solution.py",
+                _torch_op("torch.softmax(x, dim=-1)", "x"),
+                _torch_op("torch.softmax(x.float(), dim=-1).to(x.dtype)", "x"), 1,
+                description=f"torch softmax over the last axis, bf16, {rows}x{cols}")
+
+
+def _gemm(name: str, m: int, n: int, k: int) -> Case:
+    return Case(name, "pytorch", {"m": m, "n": n, "k": k},
+                (Tensor("a", ("m", "k"), "bfloat16"), Tensor("b", ("k", "n"), "bfloat16")),
+                Tensor("c", ("m", "n"), "bfloat16"), "solution.py", _torch_op("torch.matmul(a, b)", "a, b"),
+                _torch_op("a @ b", "a, b"), 1,
+                tolerance={"atol": 1.0, "rtol": 0.02, "max_mismatch": 0.001},  # in case cuBLAS picks another algorithm
+                description=f"cuBLAS GEMM bf16 {m}x{n}x{k}")
+
+
+def _rmsnorm(name: str, language: str, rows: int, cols: int) -> Case:
+    """The repo's own RMSNorm solutions and reference (manifests/rmsnorm/), read when the case is made."""
+    x = Tensor("x", ("batch", "hidden"), "bfloat16")
+    common = dict(axes={"batch": rows, "hidden": cols}, inputs=(x, Tensor("weight", ("hidden",), "bfloat16")),
+                  output=replace(x, name="y"), reference=(RMSNORM / "reference.py").read_text(), kernels=1,
+                  entry="rmsnorm", tolerance={"atol": 0.02, "rtol": 0.02})
+    if language == "triton":
+        return Case(name, "triton", solution_file="triton_rmsnorm.py",
+                    solution_source=(RMSNORM / "triton_rmsnorm.py").read_text(),
+                    description=f"Triton RMSNorm (manifests/rmsnorm/triton_rmsnorm.py), bf16 {rows}x{cols}", **common)
+    declared = yaml.safe_load((RMSNORM / "solutions" / "cuda.yaml").read_text())
+    return Case(name, "cuda_cpp", solution_file="rmsnorm.cu", solution_source=(RMSNORM / "rmsnorm.cu").read_text(),
+                build=dict(declared.get("build") or {}),
+                description=f"CUDA C++ RMSNorm (manifests/rmsnorm/rmsnorm.cu), bf16 {rows}x{cols}", **common)
+
+
+def _matmul_bias_relu(name: str, size: int) -> Case:
+    return Case(name, "pytorch", {"m": size, "n": size, "k": size},
+                (Tensor("a", ("m", "k"), "bfloat16"), Tensor("b", ("k", "n"), "bfloat16"),
+                 Tensor("bias", ("n",), "bfloat16")),
+                Tensor("c", ("m", "n"), "bfloat16"), "solution.py",
+                _torch_op("torch.relu(a @ b + bias)", "a, b, bias"),
+                _torch_op("torch.clamp_min(torch.matmul(a, b) + bias, 0)", "a, b, bias"), 3,
+                tolerance={"atol": 1.0, "rtol": 0.02, "max_mismatch": 0.001},
+                description=f"torch.relu(a @ b + bias) as separate kernels (GEMM, add, relu), bf16 {size}^3")
+
+
+def all_cases() -> dict[str, Case]:
+    """Roughly fastest first: from ~2 us to ~3 ms on an H100."""
+    cases = [
+        _elementwise_add("add-fp32-1M", 1 << 20),
+        _softmax("softmax-bf16-256x4096", 256, 4096),
+        _rmsnorm("triton-rmsnorm-256x4096", "triton", 256, 4096),
+        _gemm("gemm-bf16-1024", 1024, 1024, 1024),
+        _elementwise_add("add-fp32-16M", 16 << 20),
+        _rmsnorm("triton-rmsnorm-4096x8192", "triton", 4096, 8192),
+        _rmsnorm("cuda-rmsnorm-4096x8192", "cuda_cpp", 4096, 8192),
+        _softmax("softmax-bf16-8192x8192", 8192, 8192),
+        _matmul_bias_relu("matmul-bias-relu-bf16-2048", 2048),
+        _gemm("gemm-bf16-4096", 4096, 4096, 4096),
+        _elementwise_add("add-fp32-256M", 256 << 20),
+        _gemm("gemm-bf16-8192", 8192, 8192, 8192),
+    ]
+    return {c.name: c for c in cases}
+
+
+# -- the manifest (pure) ------------------------------------------------------------------------------
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings (the reference's source) as literal blocks, so the manifest reads as code."""
+
+
+_Dumper.add_representer(str, lambda d, s: d.represent_scalar("tag:yaml.org,2002:str", s, style="|" if "\n" in s else None))
+
+
+def manifest_files(case: Case, bench: dict[str, Any] | None = None) -> dict[str, str]:
+    """Relative file name -> text: `manifest.yaml` (schemas/manifest.schema.json, shaped as
+    manifests/rmsnorm.yaml) and the solution's code beside it."""
+    definition = {
+        "name": case.name,
+        "description": case.description,
+        "axes": {a: {"type": "var"} for a in case.axes},
+        "inputs": {t.name: {"shape": list(t.shape), "dtype": t.dtype} for t in case.inputs},
+        "outputs": {case.output.name: {"shape": list(case.output.shape), "dtype": case.output.dtype}},
+        "reference": {"source": case.reference, "entry": "run"},
+    }
+    workload: dict[str, Any] = {"id": "w", "axes": dict(case.axes)}
+    if case.tolerance:
+        workload["tolerance"] = dict(case.tolerance)
+    solution: dict[str, Any] = {"name": SOLUTION, "description": case.description, "language": case.language,
+                                "entry_point": f"{case.solution_file}::{case.entry}", "expected_status": "PASSED"}
+    if case.language != "pytorch":
+        solution["devices"] = ["cuda"]
+    if case.build:
+        solution["build"] = case.build
+    doc = {"schema_version": 1, "definition": definition, "workloads": [workload], "solutions": [solution],
+           "bench": dict(BENCH if bench is None else bench)}
+    header = f"# Generated by bench/timing_accuracy.py: {case.description}\n"
+    return {"manifest.yaml": header + yaml.dump(doc, Dumper=_Dumper, sort_keys=False), case.solution_file: case.solution_source}
+
+
+def write_case(case: Case, folder: Path, bench: dict[str, Any] | None = None) -> Path:
+    """Write the case's manifest and files into `folder`; the manifest's path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in manifest_files(case, bench).items():
+        (folder / name).write_text(text)
+    return folder / "manifest.yaml"
+
+
+# -- readings: what each timer said ------------------------------------------------------------------
+@dataclass(frozen=True)
+class Reading:
+    """One timer's per-call time for one case, or why there is none."""
+
+    us: float | None
+    note: str = ""  # why there is no number, or a remark on it
+
+    def __post_init__(self) -> None:
+        if self.us is None and not self.note:
+            raise ValueError("a reading without a number must say why")
+        if self.us is not None and not self.us > 0:
+            raise ValueError(f"a time must be positive, got {self.us}")
+
+
+@dataclass(frozen=True)
+class OpbenchReading(Reading):
+    mode: str = ""          # the report's timing.mode: the timer that was used
+    n: int = 0
+    rule_met: bool = False
+    stop_reason: str = ""
+    flags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NcuReading(Reading):
+    kernels_per_call: int | None = None
+    kernel_names: tuple[str, ...] = ()
+
+
+def failed(note: str, limit: int = 400) -> Reading:
+    text = " ".join(note.split())
+    return Reading(None, (text if len(text) <= limit else text[:limit - 3] + "...") or "failed without a message")
+
+
+def reason(output: str) -> str:
+    """The line of a process's output that says what went wrong: the last exception or ==ERROR== line,
+    else the output's tail."""
+    lines = [ln.strip() for ln in output.strip().splitlines() if ln.strip()]
+    hits = [ln for ln in lines if ln.startswith("==ERROR==") or re.match(r"^[\w.]*(Error|Exception)\b", ln)]
+    return hits[-1] if hits else output[-300:]
+
+
+def guarded(read: Callable[[], Reading]) -> Reading:
+    """A reading, or the reason it could not be made: one bad file is one bad cell, not a lost table."""
+    try:
+        return read()
+    except Exception as exc:  # noqa: BLE001
+        return failed(f"{type(exc).__name__}: {exc}")
+
+
+# -- opbench, through `harness run` -------------------------------------------------------------------
+def harness_run(manifest: Path, out: Path, timer: str | None, device: str = "cuda",
+                timeout_s: float = 600) -> OpbenchReading | Reading:
+    """`python -m harness run M --device D --out OUT --quiet [--timer T]`, then the solution trace of
+    the JSON report it wrote."""
+    cmd = [sys.executable, "-m", "harness", "run", str(manifest), "--device", device, "--out", str(out), "--quiet"]
+    if timer:
+        cmd += ["--timer", timer]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return failed(f"harness run did not finish in {timeout_s:.0f} s")
+    reports = sorted(out.glob("*.json"))
+    if not reports:
+        return failed(f"harness run exit {proc.returncode}, no report: {reason(proc.stderr or proc.stdout)}")
+    return guarded(lambda: read_report(reports[0], SOLUTION))
+
+
+def read_report(path: Path, solution: str) -> OpbenchReading | Reading:
+    """The solution's timing from an opbench report, or why it has none."""
+    from harness.results.report import Report  # only the parent reads reports; no torch needed here
+
+    report = Report.load(path)
+    traces = [t for t in report.traces if t.solution == solution]
+    if not traces:
+        return failed(f"no trace of solution {solution!r} in {path.name}")
+    t = traces[0]
+    if str(t.status) != "PASSED":
+        return failed(f"{t.status}: {t.message}")
+    if t.timing is None:
+        return failed("PASSED without timing")
+    s = t.timing
+    return OpbenchReading(s.median_ms * 1e3, "" if s.rule_met else f"stopping rule not met ({s.stop_reason})",
+                          mode=s.mode, n=s.n, rule_met=s.rule_met, stop_reason=s.stop_reason, flags=tuple(t.flags))
+
+
+# -- Nsight Compute -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class NcuKernel:
+    id: int
+    name: str
+    us: float
+
+
+_UNIT_US = {"ns": 1e-3, "nsecond": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3, "second": 1e6, "s": 1e6}
+
+
+def parse_ncu_csv(text: str, metric: str = "gpu__time_duration.sum") -> list[NcuKernel]:
+    """The `metric` rows of ncu's `--csv` output (everything before the '"ID"' header, ==PROF== lines
+    and the application's own prints, is skipped), in launch order."""
+    start = text.find('"ID"')
+    if start < 0:
+        return []
+    lines = [ln for ln in text[start:].splitlines() if ln.startswith('"')]
+    out = []
+    for row in csv.DictReader(io.StringIO("\n".join(lines))):
+        if row.get("Metric Name") != metric:
+            continue
+        unit = (row.get("Metric Unit") or "ns").strip()
+        if unit not in _UNIT_US:
+            raise ValueError(f"ncu reports {metric} in {unit!r}; expected one of {sorted(_UNIT_US)}")
+        value = float(row["Metric Value"].replace(",", ""))
+        out.append(NcuKernel(int(row["ID"]), row.get("Kernel Name", "?"), value * _UNIT_US[unit]))
+    return sorted(out, key=lambda k: k.id)
+
+
+def short_kernel_name(name: str) -> str:
+    """`void at::native::vectorized_elementwise_kernel<4, ...>(int, T2, T3)` -> `vectorized_elementwise_kernel`."""
+    depth, head = 0, []
+    for ch in name:  # drop template arguments and parameter lists
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            head.append(ch)
+    words = "".join(head).split()
+    return (words[-1] if words else name).split("::")[-1] or name
+
+
+def ncu_per_call(kernels: Sequence[NcuKernel], calls: int) -> NcuReading | Reading:
+    """Median over calls of the summed durations of each call's kernels (kernels come in call order)."""
+    if not kernels:
+        return failed("ncu profiled no kernel")
+    if len(kernels) % calls:
+        return failed(f"ncu profiled {len(kernels)} kernels over {calls} calls: not a whole number per call")
+    k = len(kernels) // calls
+    per_call = [sum(x.us for x in kernels[i * k:(i + 1) * k]) for i in range(calls)]
+    names = tuple(short_kernel_name(x.name) for x in kernels[:k])
+    return NcuReading(statistics.median(per_call), kernels_per_call=k, kernel_names=names)
+
+
+def ncu_reading(case: Case, folder: Path, calls: int, timeout_s: float = 300) -> NcuReading | Reading:
+    ncu = shutil.which("ncu") or next((str(c) for c in sorted(Path("/usr/local").glob("cuda*/bin/ncu"))), "ncu")
+    cmd = [ncu, "--clock-control", "none", "--cache-control", "all", "--profile-from-start", "off",
+           "--metrics", "gpu__time_duration.sum", "--csv", "--print-units", "base",
+           sys.executable, str(Path(__file__).resolve()), "kernel", case.name, "--calls", str(calls), "--dir", str(folder)]
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout_s)
+    except FileNotFoundError:
+        return failed("ncu not found")
+    except subprocess.TimeoutExpired:
+        return failed(f"ncu did not finish in {timeout_s:.0f} s")
+    try:
+        kernels = parse_ncu_csv(proc.stdout)
+    except (ValueError, KeyError) as exc:
+        return failed(f"unreadable ncu CSV: {exc}")
+    if not kernels:
+        return failed(f"ncu exit {proc.returncode}: {reason(proc.stdout + proc.stderr)}")
+    return guarded(lambda: ncu_per_call(kernels, calls))
+
+
+# -- the solution as a callable (kernel and peers subcommands; needs the device) ----------------------
+def load_solution(case: Case, folder: Path) -> Callable[..., Any]:
+    """The solution's entry point, loaded from the files `write_case` wrote, as opbench builds it."""
+    path = folder / case.solution_file
+    if case.language == "cuda_cpp":
+        from torch.utils.cpp_extension import load
+        cuda_flags = ["-O3", "--use_fast_math"] + list(case.build.get("extra_cuda_cflags", []))  # as opbench's build
+        cflags = ["-O3"] + list(case.build.get("extra_cflags", []))
+        key = hashlib.sha256(path.read_bytes() + " ".join(cuda_flags + cflags).encode()).hexdigest()[:12]
+        build_dir = Path(tempfile.gettempdir()) / "opbench-accuracy-build" / key
+        build_dir.mkdir(parents=True, exist_ok=True)
+        module = load(name=f"opbench_accuracy_{key}", sources=[str(path)], extra_cflags=cflags,
+                      extra_cuda_cflags=cuda_flags, build_directory=str(build_dir), verbose=False)
+        return getattr(module, case.entry)
+    spec = importlib.util.spec_from_file_location(f"opbench_accuracy_{case.name.replace('-', '_')}", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # as an import would (Triton reads the kernel's source through it)
+    spec.loader.exec_module(module)
+    return getattr(module, case.entry)
+
+
+def make_inputs(case: Case, device: str, seed: int = 0) -> list[Any]:
+    import torch
+    gen = torch.Generator(device=device).manual_seed(seed)
+    return [torch.randn(case.shape(t), dtype=getattr(torch, t.dtype), device=device, generator=gen)
+            for t in case.inputs]
+
+
+def case_callable(case: Case, folder: Path, device: str = "cuda") -> Callable[[], Any]:
+    fn = load_solution(case, folder)
+    args = make_inputs(case, device)
+    return lambda: fn(*args)
+
+
+def case_folder(case: Case, given: Path | None) -> Path:
+    if given is not None and (given / "manifest.yaml").is_file():
+        return given
+    folder = given or Path(tempfile.mkdtemp(prefix=f"opbench-accuracy-{case.name}-"))
+    write_case(case, folder)
+    return folder
+
+
+def kernel_main(case: Case, folder: Path, calls: int) -> None:
+    """Under `ncu --profile-from-start off`: warm up (compile, autotune, cuBLAS heuristics) outside the
+    profiled range, then exactly `calls` calls inside it."""
+    import torch
+    fn = case_callable(case, folder)
+    for _ in range(3):
+        fn()
     torch.cuda.synchronize()
+    torch.cuda.profiler.start()
     for _ in range(calls):
         fn()
     torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
 
 
-def ncu_time_us(case: str, cache: str, calls: int = 12) -> tuple[float | None, str]:
-    """Median per-call gpu__time_duration (us) from Nsight Compute, or None with the reason."""
-    cmd = ["ncu", "--clock-control", "none", "--cache-control", cache, "--metrics", "gpu__time_duration.sum",
-           "--csv", "--print-units", "base", sys.executable, __file__, "kernel", case, "--calls", str(calls)]
+# -- the peers ----------------------------------------------------------------------------------------
+def load_fib_timing() -> types.ModuleType:
+    """FlashInfer-Bench's `bench/timing.py` as a module of its own. The package's __init__ imports
+    flashinfer-python and more, so the package is found without importing it, and the one import
+    timing.py makes from it (`flashinfer_bench.compile.Runnable`, a type hint) is a stub."""
+    spec = importlib.util.find_spec("flashinfer_bench")  # a top-level name: found, not imported
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("flashinfer_bench is not on sys.path (pip install --no-deps --target DIR the wheel)")
+    path = Path(list(spec.submodule_search_locations)[0]) / "bench" / "timing.py"
+    if not path.is_file():
+        raise ImportError(f"no {path}")
+    stub = types.ModuleType("flashinfer_bench.compile")
+    stub.Runnable = type("Runnable", (), {"__doc__": "stub: timing.py only uses it as a type hint"})  # type: ignore[attr-defined]
+    saved = sys.modules.get("flashinfer_bench.compile")
+    sys.modules["flashinfer_bench.compile"] = stub
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, str(exc)
-    text = proc.stdout[proc.stdout.find('"ID"'):] if '"ID"' in proc.stdout else ""
-    rows = [r for r in csv.DictReader(io.StringIO(text)) if r.get("Metric Name") == "gpu__time_duration.sum"]
-    if not rows:
-        return None, (proc.stderr or proc.stdout)[-400:]
-    durations = [float(r["Metric Value"].replace(",", "")) / 1e3 for r in rows]  # ns -> us
-    per_launch = len(durations) / (calls + 1)
-    if per_launch == 1:
-        return statistics.median(durations[1:]), ""
-    return sum(durations) / (calls + 1), f"{per_launch:g} kernels per call"
+        mspec = importlib.util.spec_from_file_location("flashinfer_bench_timing", path)
+        assert mspec and mspec.loader
+        module = importlib.util.module_from_spec(mspec)
+        mspec.loader.exec_module(module)
+    finally:
+        if saved is None:
+            sys.modules.pop("flashinfer_bench.compile", None)
+        else:
+            sys.modules["flashinfer_bench.compile"] = saved
+    return module
 
 
-def do_bench_once(fn: Callable[[], Any]) -> tuple[float, float]:
-    import triton.testing
-    t0 = time.perf_counter()
-    ms = triton.testing.do_bench(fn)
-    return ms * 1e3, time.perf_counter() - t0
+def nvbench_cold_gpu_us(doc: dict[str, Any]) -> Reading:
+    """The cold GPU time of the first state in an nvbench JSON file: median, else mean (seconds -> us)."""
+    for b in doc.get("benchmarks", []):
+        for state in b.get("states", []):
+            if state.get("is_skipped"):
+                return failed(f"nvbench skipped the state: {state.get('skip_reason')}")
+            summaries = {s.get("tag"): {d.get("name"): d.get("value") for d in s.get("data", [])}
+                         for s in state.get("summaries") or []}
+            n = (summaries.get("nv/cold/sample_size") or {}).get("value")
+            for tag, label in (("nv/cold/time/gpu/median", "median"), ("nv/cold/time/gpu/mean", "mean")):
+                value = (summaries.get(tag) or {}).get("value")
+                if value is not None:
+                    return Reading(float(value) * 1e6, "" if label == "median" else "mean (no median in the JSON)"
+                                   ) if n is None else Reading(float(value) * 1e6, f"{label} of {int(n)} samples")
+            return failed(f"no nv/cold/time/gpu summary (tags: {sorted(k for k in summaries if k)[:8]})")
+    return failed("no benchmark state in the nvbench JSON")
 
 
-def spread(values: list[float]) -> float:
-    return (max(values) - min(values)) / statistics.median(values)
+def _pin_cuda_major(bench: types.ModuleType) -> None:
+    """cuda-bench picks its native extension (cu12/cu13) from `cuda.bindings`' version; without that
+    package (torch does not need it), pick it from torch's CUDA version."""
+    try:
+        import cuda.bindings  # noqa: F401
+    except ImportError:
+        import torch
+        major = int(str(torch.version.cuda).split(".")[0])
+        bench._get_cuda_major_version = lambda: major  # type: ignore[attr-defined]
 
 
-def run_main(out: Path | None, runs: int, cases: list[str]) -> None:
+def cuda_bench_reading(fn: Callable[[], Any], name: str, json_path: Path, timeout_s: float = 3.0) -> Reading:
+    """nvbench's cold measurement (L2 flushed each sample, a blocking kernel while launches queue) of
+    `fn` run on nvbench's stream; one call per process (run_all_benchmarks runs once)."""
+    import torch
+    import cuda.bench as bench
+    _pin_cuda_major(bench)
+
+    def benchmark(state: Any) -> None:
+        device = state.get_device()
+        device = 0 if device is None else device
+
+        def launcher(launch: Any) -> None:
+            stream = torch.cuda.ExternalStream(launch.get_stream().addressof(), device=torch.device("cuda", device))
+            with torch.cuda.stream(stream):
+                fn()
+
+        state.exec(launcher, batched=False)
+
+    bench.register(benchmark).set_name(name)
+    bench.run_all_benchmarks([sys.argv[0], "--devices", str(torch.cuda.current_device()),
+                              "--timeout", str(timeout_s), "--json", str(json_path)])
+    return nvbench_cold_gpu_us(json.loads(json_path.read_text()))
+
+
+def peers_main(case: Case, folder: Path, json_out: Path) -> None:
+    """Each peer on the same callable, each in its own try: one failing peer leaves the others."""
+    import torch
+    found: dict[str, Reading] = {}
+    try:
+        fn = case_callable(case, folder)
+        fn()
+        torch.cuda.synchronize()
+    except Exception as exc:  # noqa: BLE001 - no callable: every peer says why
+        why = failed(f"building the solution: {type(exc).__name__}: {exc}")
+        json_out.write_text(json.dumps({k: asdict(why) for k in ("do_bench", "fib", "cuda_bench")}))
+        return
+
+    def attempt(key: str, measure: Callable[[], Reading]) -> None:
+        try:
+            found[key] = measure()
+        except BaseException as exc:  # noqa: BLE001 - a peer's failure is a table cell, not a crash
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            found[key] = failed(f"{type(exc).__name__}: {exc}")
+        torch.cuda.synchronize()
+        json_out.write_text(json.dumps({k: asdict(v) for k, v in found.items()}))  # what is known so far
+
+    def do_bench() -> Reading:
+        import triton.testing
+        return Reading(float(triton.testing.do_bench(fn, return_mode="median")) * 1e3, "median")
+
+    def fib() -> Reading:
+        return Reading(float(load_fib_timing().do_bench(fn, return_mode="median")) * 1e3, "median")
+
+    attempt("do_bench", do_bench)
+    attempt("fib", fib)
+    attempt("cuda_bench", lambda: cuda_bench_reading(fn, case.name, json_out.with_suffix(".nvbench.json")))
+
+
+def peers_reading(case: Case, folder: Path, timeout_s: float = 400) -> dict[str, Reading]:
+    keys = ("do_bench", "fib", "cuda_bench")
+    json_out = folder / "peers.json"
+    cmd = [sys.executable, str(Path(__file__).resolve()), "peers", case.name, "--json", str(json_out), "--dir", str(folder)]
+    why = ""
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout_s)
+        if proc.returncode:
+            why = f"peers process exit {proc.returncode}: {reason(proc.stderr or proc.stdout)}"
+    except subprocess.TimeoutExpired:
+        why = f"peers process did not finish in {timeout_s:.0f} s"
+    got = json.loads(json_out.read_text()) if json_out.is_file() else {}
+    return {k: guarded(lambda k=k: Reading(**got[k])) if k in got else failed(why or "not measured") for k in keys}
+
+
+# -- the table ----------------------------------------------------------------------------------------
+@dataclass
+class Row:
+    case: Case
+    ncu: Reading | None = None
+    opbench_default: Reading | None = None
+    opbench_events: Reading | None = None
+    peers: dict[str, Reading] = field(default_factory=dict)
+
+    def readings(self) -> dict[str, Reading | None]:
+        return {"ncu": self.ncu, "opbench_default": self.opbench_default, "opbench_events": self.opbench_events,
+                **{k: self.peers.get(k) for k in ("do_bench", "fib", "cuda_bench")}}
+
+
+def error_pct(value: Reading | None, truth: Reading | None) -> float | None:
+    if value is None or truth is None or value.us is None or truth.us is None:
+        return None
+    return (value.us / truth.us - 1.0) * 100.0
+
+
+def cell(r: Reading | None, width: int = 48) -> str:
+    if r is None:
+        return "skipped"
+    if r.us is None:
+        return f"n/a ({r.note[:width].replace('|', '/')})"
+    return f"{r.us:.2f}"
+
+
+HEADERS = ["kernel", "ncu us", "opbench default us (mode)", "err", "opbench events us", "err",
+           "do_bench us", "err", "FIB us", "err", "cuda-bench us", "err"]
+
+
+def table_rows(rows: Sequence[Row]) -> list[list[str]]:
+    out = []
+    for row in rows:
+        err = lambda r: "-" if error_pct(r, row.ncu) is None else f"{error_pct(r, row.ncu):+.1f}%"  # noqa: E731
+        d = row.opbench_default
+        default = cell(d) + (f" ({d.mode})" if isinstance(d, OpbenchReading) and d.mode else "")
+        line = [row.case.name, cell(row.ncu), default, err(d), cell(row.opbench_events), err(row.opbench_events)]
+        for key in ("do_bench", "fib", "cuda_bench"):
+            r = row.peers.get(key)
+            line += [cell(r), err(r)]
+        out.append(line)
+    return out
+
+
+def kernel_lines(rows: Sequence[Row]) -> list[str]:
+    lines = []
+    for row in rows:
+        n = row.ncu
+        if isinstance(n, NcuReading) and n.kernels_per_call:
+            what = f"{n.kernels_per_call} kernel(s) per call (ncu: {', '.join(n.kernel_names)})"
+            if n.kernels_per_call != row.case.kernels:
+                what += f"; expected {row.case.kernels}"
+        else:
+            what = f"{row.case.kernels} kernel(s) per call expected (ncu did not count them)"
+        lines.append(f"- {row.case.name}: {what}; {row.case.description}")
+    return lines
+
+
+def note_lines(rows: Sequence[Row]) -> list[str]:
+    """Every remark or failure reason in full (the table cuts them)."""
+    out = []
+    for row in rows:
+        for key, r in row.readings().items():
+            if r is not None and r.note and (r.us is None or key.startswith("opbench")):
+                out.append(f"- {row.case.name} / {key}: {r.note}")
+    return out
+
+
+def results_json(rows: Sequence[Row], settings: dict[str, Any]) -> dict[str, Any]:
+    cases = {}
+    for row in rows:
+        entry: dict[str, Any] = {"description": row.case.description, "language": row.case.language,
+                                 "axes": row.case.axes, "expected_kernels_per_call": row.case.kernels}
+        for key, r in row.readings().items():
+            entry[key] = None if r is None else {**asdict(r), "error_pct_vs_ncu": error_pct(r, row.ncu)}
+        cases[row.case.name] = entry
+    return {"settings": settings, "cases": cases}
+
+
+# -- the run ------------------------------------------------------------------------------------------
+def progress(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run_main(cases: Sequence[Case], skip: set[str], calls: int, max_time_s: float, out: Path | None) -> None:
     from tabulate import tabulate
-    dev = CudaDevice()
-    dev.setup()
-    cfg = BenchConfig()  # the defaults users get: cold L2, rse <= 0.5%, >= 10 samples, >= 5 ms measured
-    graph_cfg = replace(cfg, cuda_graph=True, cache="warm", graph_batch=50)
-    results: dict[str, Any] = {"device": dev.info(), "config": cfg.__dict__, "cases": {}}
-    acc_rows, stab_rows, cost_rows = [], [], []
-    clocks: list[float] = []
-    for case in cases:
-        fn = make_case(case)
-        r: dict[str, Any] = {}
-        ev = measure(dev, [fn], cfg)
-        r["opbench_us"] = ev.median_ms * 1e3
-        r["opbench_cupti_us"] = measure(dev, [fn], replace(cfg, timer="cupti")).median_ms * 1e3
-        r["ncu_us"], r["ncu_note"] = ncu_time_us(case, "all")
-        if case in SMALL:
-            r["opbench_graph_us"] = measure(dev, [fn], graph_cfg).median_ms * 1e3
-            r["opbench_cupti_warm_us"] = measure(dev, [fn], replace(cfg, timer="cupti", cache="warm")).median_ms * 1e3
-            r["ncu_warm_us"], _ = ncu_time_us(case, "none")
-        err = lambda a, b: f"{(a / b - 1) * 100:+.1f}%" if a and b else "-"
-        num = lambda key: f"{r[key]:.2f}" if r.get(key) else "-"
-        acc_rows.append([case, num("ncu_us") if r["ncu_us"] else f"n/a ({r['ncu_note'][:40]})",
-                         num("opbench_us"), err(r["opbench_us"], r["ncu_us"]),
-                         num("opbench_cupti_us"), err(r["opbench_cupti_us"], r["ncu_us"]),
-                         num("ncu_warm_us"), num("opbench_graph_us"), err(r.get("opbench_graph_us"), r.get("ncu_warm_us")),
-                         num("opbench_cupti_warm_us"), err(r.get("opbench_cupti_warm_us"), r.get("ncu_warm_us"))])
-        ob, db, ob_wall, db_wall, ob_n, met = [], [], [], [], [], []
-        measure(dev, [fn], cfg)  # one untimed run of each first: both start from the same thermal state
-        do_bench_once(fn)
-        for _ in range(runs):  # interleaved so drift hits both alike
-            s = measure(dev, [fn], cfg)
-            ob.append(s.median_ms * 1e3)
-            ob_wall.append(s.wall_s)
-            ob_n.append(s.n)
-            met.append(s.rule_met)
-            us, wall = do_bench_once(fn)
-            db.append(us)
-            db_wall.append(wall)
-            clocks.append(dev.clocks().get("sm_mhz", 0.0))
-        r.update(opbench_runs_us=ob, do_bench_runs_us=db, opbench_wall_s=ob_wall, do_bench_wall_s=db_wall, opbench_n=ob_n,
-                 rule_met=met)
-        stab_rows.append([case, f"{statistics.median(ob):.2f}", f"{spread(ob) * 100:.2f}%", f"{statistics.median(db):.2f}",
-                          f"{spread(db) * 100:.2f}%"])
-        cost_rows.append([case, f"{statistics.mean(ob_wall) * 1e3:.0f}", f"{statistics.median(ob_n):.0f}",
-                          f"{sum(met)}/{runs}", f"{statistics.mean(db_wall) * 1e3:.0f}",
-                          f"{statistics.mean(ob_wall) / statistics.mean(db_wall):.2f}"])
-        results["cases"][case] = r
-        print(f"done {case}", file=sys.stderr, flush=True)
-    print("\n1. accuracy: median kernel time (us), opbench vs Nsight Compute gpu__time_duration")
-    print(tabulate(acc_rows, headers=["case", "ncu cold", "events cold", "err", "cupti cold", "err", "ncu warm",
-                                      "cuda-graph warm", "err", "cupti warm", "err"], tablefmt="github"))
-    print(f"\n2. stability: spread (max-min)/median of the median over {runs} runs")
-    print(tabulate(stab_rows, headers=["case", "opbench median us", "opbench spread", "do_bench us", "do_bench spread"],
-                   tablefmt="github"))
-    print("\n3. cost: host wall time per measurement")
-    print(tabulate(cost_rows, headers=["case", "opbench ms", "samples", "rule met", "do_bench ms", "ratio"],
-                   tablefmt="github"))
-    if clocks and max(clocks):
-        print(f"\nSM clock read after each stability run: {min(clocks):.0f}-{max(clocks):.0f} MHz")
-    results["sm_clock_mhz"] = clocks
+    began = time.monotonic()
+    bench = {**BENCH, "max_time_s": max_time_s}
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="opbench-accuracy-") as tmp:
+        for i, case in enumerate(cases, 1):
+            folder = Path(tmp) / case.name
+            manifest = write_case(case, folder, bench)
+            row = Row(case)
+            t0 = time.monotonic()
+            if "peers" not in skip:  # first: also builds the solution (Triton cache, nvcc) for ncu's process
+                row.peers = peers_reading(case, folder)
+            if "opbench" not in skip:
+                row.opbench_default = harness_run(manifest, folder / "out-default", None)
+                row.opbench_events = harness_run(manifest, folder / "out-events", "events")
+            if "ncu" not in skip:
+                row.ncu = ncu_reading(case, folder, calls)
+            rows.append(row)
+            progress(f"[{i}/{len(cases)}] {case.name}: {time.monotonic() - t0:.0f} s "
+                     f"({time.monotonic() - began:.0f} s in all)")
+    print(f"\nPer-call time (us) and error against Nsight Compute (timer / ncu - 1), {len(rows)} kernels\n")
+    print(tabulate(table_rows(rows), headers=HEADERS, tablefmt="github"))
+    print("\nKernels per call:")
+    print("\n".join(kernel_lines(rows)))
+    notes = note_lines(rows)
+    if notes:
+        print("\nNotes:")
+        print("\n".join(notes))
+    settings = {"ncu_calls": calls, "bench": bench, "skip": sorted(skip), "python": sys.version.split()[0],
+                "wall_s": round(time.monotonic() - began, 1)}
+    print(f"\nwall time {settings['wall_s']:.0f} s")
     if out:
         out.mkdir(parents=True, exist_ok=True)
-        (out / "timing_accuracy.json").write_text(json.dumps(results, indent=2, default=str))
+        path = out / "timing_accuracy.json"
+        path.write_text(json.dumps(results_json(rows, settings), indent=2))
+        print(f"numbers: {path}")
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
+    cases = all_cases()
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
-    k = sub.add_parser("kernel")
-    k.add_argument("case")
-    k.add_argument("--calls", type=int, default=12)
-    r = sub.add_parser("run")
+    r = sub.add_parser("run", help="everything: one table")
+    r.add_argument("--cases", nargs="+", default=list(cases), choices=list(cases), metavar="CASE",
+                   help=f"a subset of: {', '.join(cases)}")
+    r.add_argument("--skip", action="extend", nargs="+", default=[], choices=["ncu", "peers", "opbench"],
+                   help="leave these timers out (quick runs)")
+    r.add_argument("--calls", type=int, default=10, help="calls profiled by ncu per case")
+    r.add_argument("--max-time-s", type=float, default=BENCH["max_time_s"], help="the manifests' bench max_time_s")
     r.add_argument("--out", type=Path, default=Path(os.environ["OUT"]) if os.environ.get("OUT") else None)
-    r.add_argument("--runs", type=int, default=5)
-    r.add_argument("--cases", nargs="+", default=CASES, choices=CASES)
-    args = p.parse_args()
-    if args.cmd == "kernel":
-        kernel_main(args.case, args.calls)
+    k = sub.add_parser("kernel", help="inner: CASE's calls only (run under ncu)")
+    k.add_argument("case", choices=list(cases))
+    k.add_argument("--calls", type=int, default=10)
+    k.add_argument("--dir", type=Path)
+    q = sub.add_parser("peers", help="inner: do_bench, FlashInfer-Bench and cuda-bench on CASE")
+    q.add_argument("case", choices=list(cases))
+    q.add_argument("--json", type=Path, required=True)
+    q.add_argument("--dir", type=Path)
+    m = sub.add_parser("manifest", help="write CASE's manifest and files into DIR")
+    m.add_argument("case", choices=list(cases))
+    m.add_argument("dir", type=Path)
+    args = p.parse_args(argv)
+    if args.cmd == "run":
+        run_main([cases[c] for c in args.cases], set(args.skip), args.calls, args.max_time_s, args.out)
+    elif args.cmd == "kernel":
+        case = cases[args.case]
+        kernel_main(case, case_folder(case, args.dir), args.calls)
+    elif args.cmd == "peers":
+        case = cases[args.case]
+        peers_main(case, case_folder(case, args.dir), args.json)
     else:
-        run_main(args.out, args.runs, args.cases)
+        print(write_case(cases[args.case], args.dir))
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
     main()

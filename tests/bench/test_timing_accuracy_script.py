@@ -1,0 +1,327 @@
+"""bench/timing_accuracy.py, the parts that can run without a GPU: the manifests it generates pass
+`harness validate` and a real `harness run` (on the CPU) whose report it reads back; its ncu CSV and
+nvbench JSON readers on recorded samples; the FlashInfer-Bench timer loaded from the real wheel; a
+table with a failed timer still prints. The GPU paths (ncu, do_bench, cuda-bench) have not run here."""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib.util
+import inspect
+import json
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "bench" / "timing_accuracy.py"
+CB_WHEELS = [ROOT / ".whl" / "cuda_bench-0.3.0-cp312-cp312-manylinux_2_27_x86_64.whl",
+             Path("/work/main/.whl/cuda_bench-0.3.0-cp312-cp312-manylinux_2_27_x86_64.whl")]
+FIB_WHEELS = [ROOT / ".whl" / "flashinfer_bench-0.1.2-py3-none-any.whl",
+              Path("/work/main/.whl/flashinfer_bench-0.1.2-py3-none-any.whl")]
+
+
+@pytest.fixture(scope="module")
+def ta():
+    spec = importlib.util.spec_from_file_location("timing_accuracy", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["timing_accuracy"] = module  # dataclasses resolve their module through sys.modules
+    spec.loader.exec_module(module)
+    yield module
+    sys.modules.pop("timing_accuracy", None)
+
+
+# -- the cases and their manifests --------------------------------------------------------------------
+def test_cases_cover_what_the_table_claims(ta):
+    cases = ta.all_cases()
+    assert len(cases) >= 10
+    assert {c.language for c in cases.values()} == {"pytorch", "triton", "cuda_cpp"}
+    assert any(c.kernels > 1 for c in cases.values()), "one multi-kernel solution"
+    # the Triton and CUDA C++ cases time the repo's own solutions, not copies that could drift
+    triton = next(c for c in cases.values() if c.language == "triton")
+    assert triton.solution_source == (ROOT / "manifests/rmsnorm/triton_rmsnorm.py").read_text()
+    cuda = next(c for c in cases.values() if c.language == "cuda_cpp")
+    assert cuda.solution_source == (ROOT / "manifests/rmsnorm/rmsnorm.cu").read_text()
+    assert cuda.build["extra_cuda_cflags"], "the build flags of manifests/rmsnorm/solutions/cuda.yaml"
+
+
+def test_every_generated_manifest_validates(ta, tmp_path):
+    cases = ta.all_cases()
+    paths = [ta.write_case(c, tmp_path / name) for name, c in cases.items()]
+    proc = subprocess.run([sys.executable, "-m", "harness", "validate", *map(str, paths)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    ok = [ln for ln in proc.stdout.splitlines() if ln.startswith("OK ")]
+    assert len(ok) == len(cases)
+    assert all("1 workloads, 1 solutions" in ln for ln in ok)
+
+
+def test_manifest_subcommand_writes_a_valid_manifest(ta, tmp_path, capsys):
+    ta.main(["manifest", "cuda-rmsnorm-4096x8192", str(tmp_path / "m")])
+    path = Path(capsys.readouterr().out.strip())
+    assert path == tmp_path / "m" / "manifest.yaml"
+    assert (tmp_path / "m" / "rmsnorm.cu").is_file()
+    proc = subprocess.run([sys.executable, "-m", "harness", "validate", str(path)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("name", ["add-fp32-1M", "softmax-bf16-256x4096", "gemm-bf16-1024",
+                                  "matmul-bias-relu-bf16-2048"])
+def test_pytorch_solution_agrees_with_its_reference_on_cpu(ta, tmp_path, name):
+    """What the peers and ncu time (the solution file, called directly) is what the manifest checks."""
+    case = ta.all_cases()[name]
+    case = dataclasses.replace(case, axes={a: min(v, 64) for a, v in case.axes.items()})
+    ta.write_case(case, tmp_path)
+    fn = ta.load_solution(case, tmp_path)
+    args = ta.make_inputs(case, "cpu")
+    namespace: dict = {}
+    exec(case.reference, namespace)
+    got, want = fn(*args), namespace["run"](*args)
+    assert got.shape == case.shape(case.output) and str(got.dtype) == f"torch.{case.output.dtype}"
+    tol = case.tolerance or {"atol": 2e-2, "rtol": 2e-2}
+    torch.testing.assert_close(got.float(), want.float(), atol=tol["atol"], rtol=tol["rtol"])
+
+
+def test_harness_run_round_trip_on_cpu(ta, tmp_path):
+    """The real `python -m harness run` on a generated manifest (CPU, tiny sizes): the reading is the
+    report's solution trace, with the timer the report names."""
+    case = dataclasses.replace(ta.all_cases()["matmul-bias-relu-bf16-2048"], axes={"m": 32, "n": 16, "k": 24})
+    manifest = ta.write_case(case, tmp_path / "case", {"max_time_s": 0.3, "correctness_rounds": 1})
+    default = ta.harness_run(manifest, tmp_path / "default", None, device="cpu")
+    events = ta.harness_run(manifest, tmp_path / "events", "events", device="cpu")
+    for r in (default, events):
+        assert isinstance(r, ta.OpbenchReading), r.note
+        assert r.us > 0 and r.n >= 1 and r.mode
+    assert events.mode == "events"
+    trace = next((tmp_path / "events").glob("*.json"))
+    from harness.results.report import Report
+    t = Report.load(trace).traces[0]
+    assert t.solution == ta.SOLUTION and t.timing.median_ms * 1e3 == pytest.approx(events.us)
+
+
+def test_a_failing_solution_is_a_reason_not_a_number(ta, tmp_path):
+    case = dataclasses.replace(ta.all_cases()["add-fp32-1M"], axes={"n": 64},
+                               solution_source="import torch\n\n\ndef run(a, b):\n    return a - b\n")
+    manifest = ta.write_case(case, tmp_path / "case", {"max_time_s": 0.2, "correctness_rounds": 1})
+    r = ta.harness_run(manifest, tmp_path / "out", None, device="cpu")
+    assert r.us is None and r.note.startswith("INCORRECT_NUMERICAL")
+
+
+# -- Nsight Compute's CSV -----------------------------------------------------------------------------
+NCU_CSV = """==PROF== Connected to process 4242 (/usr/bin/python3.12)
+==PROF== Profiling "nvjet_tst_128x256_64x4_1x2_h_bz_coopB_NNT" - 0: 0%....50%....100% - 1 pass
+==PROF== Profiling "vectorized_elementwise_kernel" - 1: 0%....50%....100% - 1 pass
+==PROF== Profiling "vectorized_elementwise_kernel" - 2: 0%....50%....100% - 1 pass
+==PROF== Disconnected from process 4242
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
+"0","4242","python3.12","127.0.0.1","nvjet_tst_128x256_64x4_1x2_h_bz_coopB_NNT","1","7","(384, 1, 1)","(16, 8, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","31,776"
+"1","4242","python3.12","127.0.0.1","void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctorOnSelf_add<c10::BFloat16>, std::array<char *, 3>>(int, T2, T3)","1","7","(128, 1, 1)","(4096, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","5,024"
+"2","4242","python3.12","127.0.0.1","void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::launch_clamp_scalar(at::TensorIteratorBase &, c10::Scalar, c10::Scalar, at::native::detail::ClampLimits)::[lambda() (instance 1)]::operator ()() const::[lambda() (instance 10)]::operator ()() const::[lambda(c10::BFloat16) (instance 1)], std::array<char *, 2>>(int, T2, T3)","1","7","(128, 1, 1)","(4096, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","4,512"
+"3","4242","python3.12","127.0.0.1","nvjet_tst_128x256_64x4_1x2_h_bz_coopB_NNT","1","7","(384, 1, 1)","(16, 8, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","32,000"
+"4","4242","python3.12","127.0.0.1","void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctorOnSelf_add<c10::BFloat16>, std::array<char *, 3>>(int, T2, T3)","1","7","(128, 1, 1)","(4096, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","5,000"
+"5","4242","python3.12","127.0.0.1","void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::launch_clamp_scalar(at::TensorIteratorBase &, c10::Scalar, c10::Scalar, at::native::detail::ClampLimits)::[lambda() (instance 1)]::operator ()() const::[lambda() (instance 10)]::operator ()() const::[lambda(c10::BFloat16) (instance 1)], std::array<char *, 2>>(int, T2, T3)","1","7","(128, 1, 1)","(4096, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","4,500"
+"""
+
+
+def test_ncu_csv_multi_kernel_call_is_the_sum_of_its_kernels(ta):
+    kernels = ta.parse_ncu_csv(NCU_CSV)
+    assert [k.id for k in kernels] == list(range(6))
+    assert kernels[0].us == pytest.approx(31.776)
+    r = ta.ncu_per_call(kernels, calls=2)
+    assert r.kernels_per_call == 3
+    assert r.kernel_names == ("nvjet_tst_128x256_64x4_1x2_h_bz_coopB_NNT", "vectorized_elementwise_kernel",
+                              "vectorized_elementwise_kernel")
+    assert r.us == pytest.approx(((31.776 + 5.024 + 4.512) + (32.0 + 5.0 + 4.5)) / 2)  # median of two sums
+
+
+def test_ncu_csv_units_other_rows_and_application_output(ta):
+    header = NCU_CSV.splitlines()[5]
+    text = ("hello from the application\n" + header + "\n"
+            '"0","1","p","h","k","1","7","(1, 1, 1)","(1, 1, 1)","0","9.0","s","gpu__time_duration.sum","usecond","2.5"\n'
+            '"0","1","p","h","k","1","7","(1, 1, 1)","(1, 1, 1)","0","9.0","s","sm__cycles_elapsed.avg","cycle","999"\n'
+            "==PROF== Report: nothing\n"
+            '"1","1","p","h","k","1","7","(1, 1, 1)","(1, 1, 1)","0","9.0","s","gpu__time_duration.sum","msecond","0.003"\n'
+            '"2","1","p","h","k","1","7","(1, 1, 1)","(1, 1, 1)","0","9.0","s","gpu__time_duration.sum","nsecond","2600"\n')
+    kernels = ta.parse_ncu_csv(text)
+    assert [k.us for k in kernels] == pytest.approx([2.5, 3.0, 2.6])
+    r = ta.ncu_per_call(kernels, calls=3)
+    assert r.kernels_per_call == 1 and r.us == pytest.approx(2.6)
+
+
+def test_ncu_problems_become_reasons(ta):
+    assert ta.parse_ncu_csv("==ERROR== ERR_NVGPUCTRPERM - no permission\n") == []
+    r = ta.ncu_per_call(ta.parse_ncu_csv(NCU_CSV), calls=4)  # 6 kernels over 4 calls
+    assert r.us is None and "not a whole number" in r.note
+    with pytest.raises(ValueError, match="furlong"):
+        ta.parse_ncu_csv(NCU_CSV.replace('"nsecond"', '"furlong"'))
+
+
+# -- nvbench's JSON -----------------------------------------------------------------------------------
+def _nvbench_doc(summaries):
+    return {"meta": {}, "devices": [{"id": 0, "name": "NVIDIA H100"}], "benchmarks": [{
+        "name": "gemm-bf16-1024", "devices": [0], "axes": [], "states": [{
+            "name": "Device=0", "device": 0, "type_config_index": 0, "axis_values": [], "is_skipped": False,
+            "summaries": [{"tag": tag, "name": tag, "data": [{"name": "value", "type": kind, "value": value}]}
+                          for tag, kind, value in summaries]}]}]}
+
+
+def test_nvbench_cold_gpu_median_in_microseconds(ta):
+    doc = _nvbench_doc([("nv/cold/sample_size", "int64", "1234"), ("nv/cold/time/gpu/mean", "float64", "1.1e-05"),
+                        ("nv/cold/time/gpu/median", "float64", "1.0e-05"), ("nv/cold/time/cpu/median", "float64", "9e-05")])
+    r = ta.nvbench_cold_gpu_us(doc)
+    assert r.us == pytest.approx(10.0) and r.note == "median of 1234 samples"
+    r = ta.nvbench_cold_gpu_us(_nvbench_doc([("nv/cold/time/gpu/mean", "float64", "2.5e-06")]))
+    assert r.us == pytest.approx(2.5) and "mean" in r.note
+    assert ta.nvbench_cold_gpu_us(_nvbench_doc([("nv/batch/time/gpu/mean", "float64", "1e-6")])).us is None
+    skipped = _nvbench_doc([])
+    skipped["benchmarks"][0]["states"][0].update(is_skipped=True, skip_reason="no device")
+    assert "no device" in ta.nvbench_cold_gpu_us(skipped).note
+
+
+@pytest.fixture
+def cuda_bench_wheel():
+    wheel = next((w for w in CB_WHEELS if w.is_file()), None)
+    if wheel is None:
+        pytest.skip("cuda_bench-0.3.0 wheel not present")
+    return wheel
+
+
+def test_nvbench_reader_agrees_with_cuda_bench_own_reader(ta, tmp_path, monkeypatch, cuda_bench_wheel):
+    """cuda-bench ships a pure-Python reader of its JSON (cuda.bench.results); ours reads the same median."""
+    with zipfile.ZipFile(cuda_bench_wheel) as z:
+        z.extractall(tmp_path / "site", [n for n in z.namelist() if n.endswith(".py") or ".dist-info/" in n])
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    for name in [m for m in sys.modules if m == "cuda" or m.startswith("cuda.")]:
+        monkeypatch.delitem(sys.modules, name)
+    from cuda.bench.results import BenchmarkResult
+    doc = _nvbench_doc([("nv/cold/sample_size", "int64", "77"), ("nv/cold/time/gpu/median", "float64", "3.0e-05")])
+    path = tmp_path / "nv.json"
+    path.write_text(json.dumps(doc))
+    state = BenchmarkResult.from_json(path)["gemm-bf16-1024"][0]
+    assert state.summaries["nv/cold/time/gpu/median"].value * 1e6 == pytest.approx(ta.nvbench_cold_gpu_us(doc).us)
+
+
+def test_cuda_bench_calls_exist_in_its_declared_api(cuda_bench_wheel):
+    """Every cuda.bench call the script makes, checked against the wheel's own type stub (the native
+    module itself is for Python 3.12 and a GPU, so it is not loaded here)."""
+    with zipfile.ZipFile(cuda_bench_wheel) as z:
+        tree = ast.parse(z.read("cuda/bench/__init__.pyi").decode())
+    classes = {n.name: {f.name: f for f in n.body if isinstance(f, ast.FunctionDef)}
+               for n in tree.body if isinstance(n, ast.ClassDef)}
+    functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    assert {"register", "run_all_benchmarks"} <= functions
+    assert "set_name" in classes["Benchmark"] and "get_stream" in classes["Launch"]
+    assert "addressof" in classes["CudaStream"] and "get_device" in classes["State"]
+    exec_kwargs = {a.arg for a in classes["State"]["exec"].args.kwonlyargs}
+    assert "batched" in exec_kwargs
+    script = SCRIPT.read_text()
+    for call in ("bench.register(benchmark).set_name(", "state.exec(launcher, batched=False)",
+                 "launch.get_stream().addressof()", "state.get_device()", "bench.run_all_benchmarks(["):
+        assert call in script
+
+
+# -- FlashInfer-Bench's timer, from the real wheel ----------------------------------------------------
+@pytest.fixture
+def fib_on_path(tmp_path, monkeypatch):
+    wheel = next((w for w in FIB_WHEELS if w.is_file()), None)
+    if wheel is None:
+        pytest.skip("flashinfer_bench-0.1.2 wheel not present")
+    target = tmp_path / "site"
+    with zipfile.ZipFile(wheel) as z:  # a pure wheel: what pip install --no-deps --target lays out
+        z.extractall(target)
+    monkeypatch.syspath_prepend(str(target))
+    for name in [m for m in sys.modules if m.startswith("flashinfer_bench")]:
+        monkeypatch.delitem(sys.modules, name)
+    return target
+
+
+def test_fib_timer_loads_without_its_package(ta, fib_on_path):
+    timing = ta.load_fib_timing()
+    assert Path(timing.__file__) == fib_on_path / "flashinfer_bench" / "bench" / "timing.py"
+    assert not [m for m in sys.modules if m == "flashinfer_bench" or m.startswith("flashinfer_bench.")], \
+        "the package (and its heavy imports) stays unimported; the stub is gone again"
+    params = inspect.signature(timing.do_bench).parameters
+    assert params["return_mode"].default == "mean" and "median" in str(params["return_mode"].annotation)
+
+
+def test_fib_do_bench_median_runs_with_host_events(ta, fib_on_path, monkeypatch):
+    """The call the script makes, do_bench(fn, return_mode="median"), run for real on the CPU with
+    torch.cuda's events and synchronize replaced by host-clock ones (its flush buffer on the CPU)."""
+    timing = ta.load_fib_timing()
+
+    class HostEvent:
+        def __init__(self, enable_timing=False):
+            self.t = None
+
+        def record(self, stream=None):
+            self.t = time.perf_counter()
+
+        def elapsed_time(self, end):
+            return (end.t - self.t) * 1e3
+
+    monkeypatch.setattr(torch.cuda, "Event", HostEvent)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
+    calls = []
+    ms = timing.do_bench(lambda: calls.append(time.sleep(0.001)), rep=20, warmup=2, return_mode="median",
+                         device="cpu")
+    assert len(calls) == 22 and 0.9 < ms < 50
+
+
+def test_no_fib_package_is_a_reason(ta, monkeypatch):
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    with pytest.raises(ImportError, match="flashinfer_bench is not on sys.path"):
+        ta.load_fib_timing()
+
+
+# -- the table ----------------------------------------------------------------------------------------
+def test_table_keeps_printing_when_a_timer_fails(ta):
+    cases = ta.all_cases()
+    row = ta.Row(cases["gemm-bf16-1024"],
+                 ncu=ta.NcuReading(10.0, kernels_per_call=1, kernel_names=("nvjet",)),
+                 opbench_default=ta.OpbenchReading(10.5, mode="cupti", n=100, rule_met=True),
+                 opbench_events=ta.OpbenchReading(12.0, mode="events", n=100, rule_met=True),
+                 peers={"do_bench": ta.Reading(11.0, "median"), "fib": ta.failed("ImportError: no flashinfer_bench"),
+                        "cuda_bench": ta.Reading(9.5, "median of 10 samples")})
+    skipped = ta.Row(cases["add-fp32-1M"])
+    lines = ta.table_rows([row, skipped])
+    assert lines[0] == ["gemm-bf16-1024", "10.00", "10.50 (cupti)", "+5.0%", "12.00", "+20.0%", "11.00", "+10.0%",
+                        "n/a (ImportError: no flashinfer_bench)", "-", "9.50", "-5.0%"]
+    assert lines[1][1] == "skipped" and lines[1][3] == "-"
+    assert len(ta.HEADERS) == len(lines[0])
+    kernels = ta.kernel_lines([row, skipped])
+    assert "1 kernel(s) per call (ncu: nvjet)" in kernels[0] and "ncu did not count" in kernels[1]
+    assert any("fib: ImportError" in n for n in ta.note_lines([row]))
+    data = ta.results_json([row], {"ncu_calls": 10})
+    assert data["cases"]["gemm-bf16-1024"]["opbench_default"]["mode"] == "cupti"
+    assert data["cases"]["gemm-bf16-1024"]["fib"]["us"] is None
+    assert data["cases"]["gemm-bf16-1024"]["cuda_bench"]["error_pct_vs_ncu"] == pytest.approx(-5.0)
+
+
+def test_a_reading_without_a_number_says_why(ta):
+    with pytest.raises(ValueError):
+        ta.Reading(None)
+    with pytest.raises(ValueError):
+        ta.Reading(float("nan"), "x")
+
+
+def test_peers_process_without_a_gpu_reports_why_for_every_peer(ta, tmp_path):
+    """The real `peers` subprocess on this CPU-only machine: no callable, so each peer's cell says why,
+    through the JSON file the parent reads (the protocol a GPU run uses)."""
+    case = ta.all_cases()["add-fp32-1M"]
+    ta.write_case(case, tmp_path)
+    got = ta.peers_reading(case, tmp_path, timeout_s=300)
+    assert set(got) == {"do_bench", "fib", "cuda_bench"}
+    for r in got.values():
+        assert r.us is None and r.note.startswith("building the solution:"), r.note
+
+
+def test_reason_picks_the_line_that_says_what_went_wrong(ta):
+    assert ta.reason("Traceback:\n  File x\nRuntimeError: CUDA error: no device\n") == "RuntimeError: CUDA error: no device"
+    assert ta.reason("==PROF== a\n==ERROR== ERR_NVGPUCTRPERM - no permission\n==PROF== b\n").startswith("==ERROR==")
+    assert ta.reason("just some output") == "just some output"
