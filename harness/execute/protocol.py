@@ -109,6 +109,7 @@ class HiddenWork:
     escaped_ms: float | None = None
     escaped_kernels: list[str] | None = None
     activity_check: str | None = None
+    probed_calls: int | None = None  # calls whose every device activity the profiler accounted for
 
     def to_dict(self) -> dict[str, Any]:
         """The form `hidden_work_suspected` and the trace read: fields the worker did not measure left out."""
@@ -474,7 +475,8 @@ def _hidden(value: Any, w: str) -> HiddenWork:
         escaped_ms=None if d["escaped_ms"] is None else _float(d["escaped_ms"], f"{w}.escaped_ms"),
         escaped_kernels=None if kernels is None else
         [_str(k, f"{w}.escaped_kernels[{i}]", MAX_NAME) for i, k in enumerate(_list(kernels, f"{w}.escaped_kernels", most=16))],
-        activity_check=None if d["activity_check"] is None else _str(d["activity_check"], f"{w}.activity_check", MAX_NAME))
+        activity_check=None if d["activity_check"] is None else _str(d["activity_check"], f"{w}.activity_check", MAX_NAME),
+        probed_calls=None if d["probed_calls"] is None else _int(d["probed_calls"], f"{w}.probed_calls"))
 
 
 def _input(value: Any, where: str) -> torch.Tensor | float | int | bool:

@@ -37,7 +37,7 @@ def chunk(**override: Any) -> dict[str, Any]:
 
 def hidden() -> dict[str, Any]:
     return {"events_ms": 0.1, "wall_ms": 0.12, "baseline_ms": 0.01, "hidden_ms": 0.02,
-            "escaped_ms": None, "escaped_kernels": None, "activity_check": None}
+            "escaped_ms": None, "escaped_kernels": None, "activity_check": None, "probed_calls": None}
 
 
 GOOD = {
@@ -50,7 +50,7 @@ GOOD = {
     "rejected": (p.Rejected(Status.INPUT_MUTATED, "solution modified input(s) x"), (p.Outputs, p.Rejected), AFTER_BUILD),
     "started": (p.TimingStarted("cuda-graph", 20, {"sm_mhz": 1980.0}), (p.TimingStarted,), TIMING),
     "chunk": (p.Chunk([0.5, 0.25, 1e-6], {}), (p.Chunk,), p.Expect(samples=3)),
-    "ended": (p.TimingEnded(p.HiddenWork(0.1, 0.12, 0.01, 0.02, escaped_ms=0.0, escaped_kernels=["k"]), None,
+    "ended": (p.TimingEnded(p.HiddenWork(0.1, 0.12, 0.01, 0.02, escaped_ms=0.0, escaped_kernels=["k"], probed_calls=11), None,
                             [p.TimedCheck([torch.ones(3), 2.0], [torch.ones(3)])] * 2), (p.TimingEnded,), TIMING),
     "ended-with-problem": (p.TimingEnded(p.HiddenWork(0.1, 0.12, 0.01, 0.02), p.Rejected(Status.TAMPERED, "threads"), []),
                            (p.TimingEnded,), TIMING),
@@ -77,7 +77,14 @@ def test_good_reply_round_trips_to_the_same_typed_reply(name: str) -> None:
 def test_hidden_work_reads_as_before_without_fields_not_measured() -> None:
     h = p.decode(p.encode(GOOD["ended"][0]), (p.TimingEnded,), TIMING).hidden.to_dict()
     assert h == {"events_ms": 0.1, "wall_ms": 0.12, "baseline_ms": 0.01, "hidden_ms": 0.02,
-                 "escaped_ms": 0.0, "escaped_kernels": ["k"]}
+                 "escaped_ms": 0.0, "escaped_kernels": ["k"], "probed_calls": 11}
+
+
+def test_hidden_work_takes_what_the_cupti_sampler_reports() -> None:
+    """Every key `Sampler.hidden_work_check` can return is a field (a mismatch failed every CUDA row)."""
+    report = {**hidden(), "escaped_ms": 0.0, "escaped_kernels": [], "probed_calls": 11}
+    del report["activity_check"]
+    assert p.HiddenWork(**report).probed_calls == 11
 
 
 BAD = {
