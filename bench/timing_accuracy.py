@@ -349,9 +349,10 @@ def ncu_per_call(kernels: Sequence[NcuKernel], calls: int) -> NcuReading | Readi
     return NcuReading(statistics.median(per_call), kernels_per_call=k, kernel_names=names)
 
 
-def ncu_reading(case: Case, folder: Path, calls: int, timeout_s: float = 300) -> NcuReading | Reading:
+def ncu_reading(case: Case, folder: Path, calls: int, timeout_s: float = 300,
+                cache_control: str = "all") -> NcuReading | Reading:
     ncu = shutil.which("ncu") or next((str(c) for c in sorted(Path("/usr/local").glob("cuda*/bin/ncu"))), "ncu")
-    cmd = [ncu, "--clock-control", "none", "--cache-control", "all", "--profile-from-start", "off",
+    cmd = [ncu, "--clock-control", "none", "--cache-control", cache_control, "--profile-from-start", "off",
            "--metrics", "gpu__time_duration.sum", "--csv", "--print-units", "base",
            sys.executable, str(Path(__file__).resolve()), "kernel", case.name, "--calls", str(calls), "--dir", str(folder)]
     try:
@@ -425,6 +426,66 @@ def kernel_main(case: Case, folder: Path, calls: int) -> None:
         fn()
     torch.cuda.synchronize()
     torch.cuda.profiler.stop()
+
+
+def probe_main(case: Case, folder: Path, calls: int) -> None:
+    """Where a small kernel's time goes: CUPTI kernel durations of the same calls queued back to back
+    behind a hold (opbench's sequence), and launched alone after a sync and an idle millisecond (the
+    way ncu serializes them), with and without an L2 flush; ncu's numbers for both cache settings."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    fn = case_callable(case, folder)
+    flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4, device="cuda")
+    for _ in range(5):
+        fn()
+    torch.cuda._sleep(1000)
+    torch.cuda.synchronize()
+
+    def durations(step: Callable[[], None]) -> tuple[float, float]:
+        t0 = time.perf_counter()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(calls):
+                step()
+            torch.cuda.synchronize()
+        t1 = time.perf_counter()
+        evs = [e for e in prof.profiler.kineto_results.events() if e.device_type() == torch.autograd.DeviceType.CUDA]
+        evs = sorted((e for e in evs if "spin_kernel" not in e.name()), key=lambda e: e.start_ns())
+        group = 1 + case.kernels
+        per_call = [sum(e.duration_ns() for e in evs[i + 1:i + group]) / 1e3 for i in range(0, len(evs), group)]
+        return statistics.median(per_call), t1 - t0
+
+    def queued_cold() -> None:
+        flush.zero_()
+        torch.cuda._sleep(100_000)
+        fn()
+        torch.cuda._sleep(1)
+
+    def isolated(cold: bool) -> Callable[[], None]:
+        def step() -> None:
+            flush.zero_() if cold else flush[:1].zero_()
+            torch.cuda.synchronize()
+            time.sleep(0.001)
+            fn()
+            torch.cuda.synchronize()
+        return step
+
+    evs = None
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    for e in prof.profiler.kineto_results.events():
+        if e.device_type() == torch.autograd.DeviceType.CUDA:
+            evs = e
+            break
+    if evs is not None:
+        print("kineto event:", {k: getattr(evs, k)() for k in ("name", "device_resource_id", "device_index", "start_ns",
+                                                                "duration_ns", "correlation_id") if hasattr(evs, k)},
+              [a for a in dir(evs) if not a.startswith("_")])
+    out = {}
+    for label, step in (("queued-cold", queued_cold), ("isolated-cold", isolated(True)),
+                        ("isolated-warm", isolated(False))):
+        out[label], secs = durations(step)
+        print(f"{case.name} {label}: {out[label]:.2f} us (profile session {secs * 1e3:.0f} ms for {calls} calls)")
 
 
 # -- the peers ----------------------------------------------------------------------------------------
@@ -703,6 +764,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     q.add_argument("case", choices=list(cases))
     q.add_argument("--json", type=Path, required=True)
     q.add_argument("--dir", type=Path)
+    pr = sub.add_parser("probe", help="where a small kernel's time goes (CUPTI queued vs isolated, ncu all vs none)")
+    pr.add_argument("cases", nargs="+", choices=list(cases))
+    pr.add_argument("--calls", type=int, default=50)
     m = sub.add_parser("manifest", help="write CASE's manifest and files into DIR")
     m.add_argument("case", choices=list(cases))
     m.add_argument("dir", type=Path)
@@ -712,6 +776,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     elif args.cmd == "kernel":
         case = cases[args.case]
         kernel_main(case, case_folder(case, args.dir), args.calls)
+    elif args.cmd == "probe":
+        for name in args.cases:
+            case = cases[name]
+            folder = case_folder(case, None)
+            probe_main(case, folder, args.calls)
+            for cc in ("all", "none"):
+                print(f"{name} ncu --cache-control {cc}: {cell(ncu_reading(case, folder, 10, cache_control=cc))}")
     elif args.cmd == "peers":
         case = cases[args.case]
         peers_main(case, case_folder(case, args.dir), args.json)

@@ -113,6 +113,8 @@ class Sampler:
         with dev.stream():  # the first hold calibrates the spin kernel: here, not inside a traced chunk
             dev.hold(self.hold_us)
             dev.synchronize()
+        if self.timer == "cupti":  # the profiler's one-time start-up (about a second) stays out of the first chunk
+            dev.device_activities(lambda: None)
         return WarmupInfo(n, (time.perf_counter() - start) * 1e3, host_us, self.hold_us)
 
     def _sample(self, after: Callable[[], None], before: Callable[[], None] = lambda: None) -> None:

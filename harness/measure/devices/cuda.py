@@ -2,14 +2,11 @@
 from __future__ import annotations
 
 import contextlib
-import json
-import os
-import tempfile
 from typing import Any, Callable, Iterator
 
 import torch
 
-from harness.measure.devices.activities import Activity, parse_chrome_trace
+from harness.measure.devices.activities import Activity, from_profiler_events
 from harness.measure.devices.base import Device, Event, Peak
 
 # Datasheet ceilings (dense). Matched on the device name; unknown devices get no speed-of-light.
@@ -122,11 +119,8 @@ class CudaDevice(Device):
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             run()
             self.synchronize()
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "trace.json")
-            prof.export_chrome_trace(path)
-            with open(path) as fh:
-                return parse_chrome_trace(json.load(fh))
+        cuda = torch.autograd.DeviceType.CUDA
+        return from_profiler_events(e for e in prof.profiler.kineto_results.events() if e.device_type() == cuda)
 
     def l2_bytes(self) -> int:
         props = torch.cuda.get_device_properties(self.index)
