@@ -8,14 +8,14 @@ decoded by `protocol.decode`, so a reply that breaks the protocol is TAMPERED.
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
 import select
 import signal
 import time
 from pathlib import Path
 from typing import Any
 
-from harness.execute import protocol, worker
+from harness.execute import containment, protocol, worker
+from harness.logs import tail_of
 from harness.execute.protocol import Command, Exit, Expect, Failure, Reply
 
 
@@ -24,16 +24,6 @@ class WorkerError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
-
-
-def _tail(path: Path, limit: int = 2000) -> str:
-    """The last `limit` characters of the log, read from its end (a log can be large)."""
-    try:
-        with path.open("rb") as f:
-            f.seek(max(f.seek(0, os.SEEK_END) - 4 * limit, 0))  # utf-8: at most 4 bytes a character
-            return f.read().decode(errors="replace")[-limit:]
-    except OSError:
-        return ""
 
 
 class Worker:
@@ -54,6 +44,11 @@ class Worker:
         self.proc.start()
         child.close()
         return self
+
+    @property
+    def pid(self) -> int | None:
+        """The worker's pid, which is also its session and process-group id (it calls setsid first)."""
+        return self.proc.pid if self.proc is not None else None
 
     @property
     def alive(self) -> bool:
@@ -107,13 +102,12 @@ class Worker:
             how = f"exited with code {code}"
         self.kill()
         status = "OUT_OF_MEMORY" if code == -signal.SIGKILL else "RUNTIME_ERROR"
-        return WorkerError(status, f"worker process {how}\n{_tail(self.log)}".strip())
+        return WorkerError(status, f"worker process {how}\n{tail_of(self.log)}".strip())
 
     def kill(self) -> None:
         if self.proc is None:
             return
-        if self.proc.is_alive():
-            self.proc.kill()
+        containment.kill_session(self.proc.pid)  # the worker and whatever it started in its session
         self.proc.join(5)
         if self.conn is not None:
             self.conn.close()

@@ -207,6 +207,7 @@ def classify(exc: BaseException, device: Any) -> Status:
 
 def main(conn: Any, log_path: str) -> None:
     """Worker entry point: serve commands until told to exit or the pipe closes."""
+    os.setsid()  # its own session and process group: the parent stops and kills it as one unit
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(fd, 1)
     os.dup2(fd, 2)

@@ -13,7 +13,6 @@ gpu__time_duration. CUDA-graph mode replays a graph of `graph_batch` calls and d
 """
 from __future__ import annotations
 
-import math
 import statistics
 import time
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from typing import Any, Callable, Sequence
 from harness.measure.devices import Device
 from harness.measure.devices.activities import AttributionError, call_times_us, escaped
 from harness.spec.model import BenchConfig
-from harness.results.stats import quantile, rse_of_median, summarize
+from harness.results.stats import rse_of_median, summarize
 from harness.results.trace import TimingStats
 
 MAX_HOLD_US = 2000.0

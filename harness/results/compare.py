@@ -16,20 +16,14 @@ Outcomes without two timings: BROKEN (passed before, fails now), FIXED, NEW, MIS
 """
 from __future__ import annotations
 
-import argparse
-import json
-import math
 import random
-import sys
 from dataclasses import asdict, dataclass
 from enum import Enum
-from pathlib import Path
 from typing import Any, Sequence
 
 from tabulate import tabulate
 
 from harness.results.render import fmt_time
-from harness.results.report import Report
 from harness.results.stats import median, quantile
 from harness.results.trace import Status, Trace
 

@@ -7,6 +7,7 @@ which exit code to return is decided once, by the caller, from the returned `Run
 """
 from __future__ import annotations
 
+import os
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any, Mapping
 
 from harness.benchmod.run import run_bench_module
 from harness.errors import InputError
+from harness.execute.containment import descendants, guard_parent, kill_strays
 from harness.results.merge import merge
 from harness.results.report import Report, Shards
 from harness.run.multidevice import parse_devices, run_on_devices
@@ -51,8 +53,18 @@ class RunOutcome:
 
 
 def run(request: RunRequest, progress: RunProgress) -> RunOutcome:
-    if is_bench_module_manifest(request.target):
-        return _run_bench_module(request, progress)
+    guard_parent()
+    spared = descendants(os.getpid())
+    try:
+        run_one = _run_bench_module if is_bench_module_manifest(request.target) else _run
+        report, stem, headline = run_one(request, progress)
+    finally:  # nothing a solution started outlives the run, or sees (and rewrites) its report
+        kill_strays(keep=spared)
+    json_path, jsonl_path = report.write(request.out, stem)
+    return RunOutcome(report, json_path, jsonl_path, headline)
+
+
+def _run(request: RunRequest, progress: RunProgress) -> tuple[Report, str, str]:
     manifests = prepare(request.target, dict(request.overrides), request.solutions, request.workloads)
     kind = resolve_device(request.device)
     devices = parse_devices(request.devices, kind) if request.devices else None
@@ -81,16 +93,15 @@ def run(request: RunRequest, progress: RunProgress) -> RunOutcome:
     # partial: a result that never came back is counted under summary.missing (not ok), not a crash
     report = merge(parts, suite=plan, shards=Shards(shard.count, (shard.index,)) if shard else None,
                    allow_partial=True)
-    json_path, jsonl_path = report.write(request.out, f"{name}-{kind}" + (f"-{shard.slug}" if shard else ""))
     where = f"devices {', '.join(devices)}" if devices else f"{kind}:{request.device_index}"
     cache = {m.bench.cache for m in manifests}
     headline = (f"{name}: {len(manifests)} problem(s), {len(units)} workload(s)"
                 f"{f' in shard {shard}' if shard else ''} on {where} ({report.device_name}); "
                 f"cache: {'/'.join(sorted(cache))}; run seed: {run_seed}")
-    return RunOutcome(report, json_path, jsonl_path, headline)
+    return report, f"{name}-{kind}" + (f"-{shard.slug}" if shard else ""), headline
 
 
-def _run_bench_module(request: RunRequest, progress: RunProgress) -> RunOutcome:
+def _run_bench_module(request: RunRequest, progress: RunProgress) -> tuple[Report, str, str]:
     """A bench module is a problem of its own kind: its cases are the workloads, its api the solution."""
     spec = with_overrides(load_bench_manifest(request.target), {**request.overrides, "mode": request.mode})
     if request.devices:
@@ -105,7 +116,6 @@ def _run_bench_module(request: RunRequest, progress: RunProgress) -> RunOutcome:
     if shard:
         report = merge([report], shards=Shards(shard.count, (shard.index,)), allow_partial=True)
     stem = f"{report.definition}-{kind}-{spec.mode}" + (f"-{shard.slug}" if shard else "")
-    json_path, jsonl_path = report.write(request.out, stem)
     headline = (f"{report.definition}: bench module on {kind} ({report.device_name}); mode: {spec.mode}; "
                 f"cache: {spec.config.cache}")
-    return RunOutcome(report, json_path, jsonl_path, headline)
+    return report, stem, headline

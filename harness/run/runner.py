@@ -8,6 +8,7 @@ status on a `Trace`; only a broken manifest or reference stops the run.
 from __future__ import annotations
 
 import math
+import os
 import secrets
 import time
 from dataclasses import asdict, dataclass
@@ -16,6 +17,7 @@ from typing import Any, Callable
 
 import torch
 
+from harness.execute.containment import descendants, guard_parent, kill_strays, stopped
 from harness.execute.correctness import Verdict, compare
 from harness.measure.devices import device_class, detect_kind
 from harness.measure.devices.base import Peak
@@ -43,8 +45,6 @@ class RunOptions:
     device: str = "auto"          # auto | cpu | cuda | npu
     device_index: int = 0
     run_seed: int | None = None   # private seed; drawn at random unless reproducing a run
-    solutions: list[str] | None = None
-    workloads: list[str] | None = None
     log_dir: Path = Path("out/logs")
 
 
@@ -81,6 +81,7 @@ class Runner:
         self.ref: Worker | None = None
         self.ref_info: Built | None = None
         self.expected: dict[tuple[str, int], list[torch.Tensor]] = {}
+        self.spared = descendants(os.getpid())  # processes that were here before this run are not its strays
 
     # -- reference ----------------------------------------------------------------------------
     def _start_reference(self) -> None:
@@ -113,12 +114,12 @@ class Runner:
 
     # -- the run ------------------------------------------------------------------------------
     def run(self) -> Report:
+        guard_parent()  # a subreaper: a solution's double fork is re-parented here, where kill_strays finds it
         self._start_reference()
         assert self.ref_info is not None
         env = environment(self.ref_info.device)
         env["versions"] = {**env["versions"], **self.ref_info.versions}
-        workloads = [w for w in self.m.workloads if not self.opt.workloads or w.id in self.opt.workloads]
-        solutions = [s for s in self.m.solutions if not self.opt.solutions or s.name in self.opt.solutions]
+        workloads, solutions = list(self.m.workloads), list(self.m.solutions)  # --solution/--workload: in prepare()
         traces: list[Trace] = []
         try:
             for sol in solutions:
@@ -162,6 +163,9 @@ class Runner:
             return traces
         finally:
             worker.close()
+            # what the solution left behind (a double fork out of its session included) dies with it
+            ref_pid = self.ref.pid if self.ref is not None else None
+            kill_strays(keep=self.spared | ({ref_pid} if ref_pid else set()))
 
     def _workload(self, worker: Worker, sol: Solution, w: Workload) -> Trace:
         cfg = self.cfg
@@ -198,8 +202,10 @@ class Runner:
         while not (done["sol"][0] and done["ref"][0]):
             for key in ("sol", "ref"):
                 t0 = time.monotonic()
-                chunk = (worker.call(TimeChunk(cfg.chunk), timeout=t_run) if key == "sol"
-                         else self._ref_call(TimeChunk(cfg.chunk), timeout=t_run))
+                idle = self.ref if key == "sol" else worker  # frozen while the other is timed
+                with stopped(idle.pid if idle is not None and idle.alive else None):
+                    chunk = (worker.call(TimeChunk(cfg.chunk), timeout=t_run) if key == "sol"
+                             else self._ref_call(TimeChunk(cfg.chunk), timeout=t_run))
                 wall[key] += time.monotonic() - t0
                 series[key].extend(chunk.samples)
                 if chunk.clocks:

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from harness.execute import protocol as p
-from harness.execute.isolation import Worker, WorkerError, _tail
+from harness.execute.isolation import Worker, WorkerError
 from harness.results.trace import Status
 from harness.spec.manifest import load_manifest
 
@@ -185,16 +185,6 @@ def test_frame_round_trips() -> None:
         assert p.read_frame(r, time.monotonic() + 60) == b"payload"
 
 
-def test_tail_reads_the_end_of_a_large_log(tmp_path: Path) -> None:
-    log = tmp_path / "w.log"
-    log.write_text("é" * 1_000_000 + "the end", encoding="utf-8")
-    tail = _tail(log, limit=100)
-    assert len(tail) == 100 and tail.endswith("é" * 93 + "the end")
-    assert _tail(tmp_path / "missing.log") == ""
-
-
-# -- real workers -------------------------------------------------------------------------------
-@pytest.fixture
 def axpy(write_manifest):
     def build(file: str, tmp: Path) -> tuple[Worker, Any]:
         m = load_manifest(write_manifest(axpy_document([solution("sol", file)])))

@@ -11,7 +11,7 @@ import pytest
 from harness.cli import build_parser, main
 from harness.launcher.errors import LaunchError
 from harness.launcher.reproduce import recorded
-from harness.results.report import FORMAT, Report
+from harness.results.report import Report
 from harness.results.trace import Status, Trace
 from harness.spec.knobs import knob_overrides
 from harness.spec.model import BenchConfig

@@ -1,7 +1,6 @@
 """Runner statuses for correct, wrong, crashing, hanging and cheating solutions (real workers, CPU)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest

@@ -58,6 +58,14 @@ class CpuDevice(Device):
     def torch_device(self) -> torch.device:
         return torch.device("cpu")
 
+    def setup(self) -> None:
+        """Pin the worker: the CPUs it may use (the same set for solution and reference) and one torch
+        thread per CPU, so two runs (and the two sides of one comparison) get the same parallelism."""
+        cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+        if cpus:
+            os.sched_setaffinity(0, cpus)
+            torch.set_num_threads(len(cpus))
+
     def synchronize(self) -> None:
         pass
 
@@ -85,4 +93,5 @@ class CpuDevice(Device):
         except OSError:
             pass
         return {"kind": "cpu", "name": name or "cpu", "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+                "cpu_affinity": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
                 "llc_bytes": _llc_bytes(), "l2_flush_bytes": 2 * self.l2_bytes()}

@@ -12,7 +12,6 @@ falls back to a different measurement.
 """
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys

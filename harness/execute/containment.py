@@ -1,0 +1,147 @@
+"""What keeps a solution's processes inside the box the parent drew for them (Linux; elsewhere no-ops).
+
+- Each worker leads its own session (`os.setsid` before any solution code runs), so the parent can
+  stop, resume and kill it with everything it started as one process group.
+- The parent is a child subreaper: a process a solution double-forks away from its worker is
+  re-parented to the harness instead of init, so the parent can still find it and kill it.
+- The parent is not dumpable: a worker of the same user cannot open `/proc/<parent>/mem` or ptrace it.
+- `kill_strays` kills every descendant of the parent that is not a live worker; the run path calls it
+  before a report is written, so nothing a solution left behind can touch the report afterwards.
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Iterable, Iterator
+
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _prctl(option: int, value: int) -> bool:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def guard_parent() -> dict[str, bool]:
+    """Make this (the trusted) process a subreaper that no worker can read or ptrace; what took effect."""
+    return {"child_subreaper": _prctl(PR_SET_CHILD_SUBREAPER, 1), "not_dumpable": _prctl(PR_SET_DUMPABLE, 0)}
+
+
+def _stat(pid: int) -> tuple[int, int, int] | None:
+    """(parent pid, process group, session) from /proc/<pid>/stat; None if it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()  # the command name may hold spaces and parentheses
+    return int(fields[1]), int(fields[2]), int(fields[3])
+
+
+def _processes() -> dict[int, tuple[int, int, int]]:
+    out = {}
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
+        if entry.name.isdigit() and (st := _stat(int(entry.name))) is not None:
+            out[int(entry.name)] = st
+    return out
+
+
+def descendants(root: int) -> set[int]:
+    """Every live process below `root` in the process tree."""
+    table = _processes()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found: set[int] = set()
+    todo = list(children.get(root, ()))
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo.extend(children.get(pid, ()))
+    return found
+
+
+def session_members(sid: int) -> set[int]:
+    """Live processes of session `sid` (a worker's session: its pid), wherever they were re-parented."""
+    return {pid for pid, (_, _, s) in _processes().items() if s == sid}
+
+
+def signal_session(leader: int, sig: signal.Signals) -> None:
+    """`sig` to the worker `leader` and every process still in its session."""
+    for pid in {leader} | session_members(leader):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+def _kill_and_reap(pids: Iterable[int], wait_s: float = 5.0) -> None:
+    pids = set(pids)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + wait_s
+    while pids and time.monotonic() < deadline:
+        for pid in list(pids):
+            with contextlib.suppress(ChildProcessError):
+                if os.waitpid(pid, os.WNOHANG)[0]:  # our child (or re-parented to us): reap it
+                    pids.discard(pid)
+                    continue
+            if _stat(pid) is None or _zombie(pid):
+                pids.discard(pid)
+        time.sleep(0.01)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return text[text.rindex(")") + 2:].split()[0] == "Z"
+
+
+def _own_helpers() -> set[int]:
+    """Processes the harness itself starts lazily: multiprocessing's resource tracker (spawned workers)."""
+    from multiprocessing import resource_tracker
+    pid = getattr(getattr(resource_tracker, "_resource_tracker", None), "_pid", None)
+    return {pid} if isinstance(pid, int) else set()
+
+
+def kill_session(leader: int) -> None:
+    """Kill worker `leader` and everything it started that still belongs to its session."""
+    _kill_and_reap({leader} | session_members(leader))
+
+
+def kill_strays(keep: Iterable[int] = ()) -> list[int]:
+    """Kill every descendant of this process not in `keep` (with their own descendants); the pids killed.
+
+    Called with no live workers before a report is written: a process a solution left behind (a
+    daemon, a double fork the subreaper caught) must not outlive the run it could still tamper with."""
+    me = os.getpid()
+    keep = set(keep) | _own_helpers()
+    spared = set(keep)
+    for pid in keep:
+        spared |= descendants(pid)
+    strays = descendants(me) - spared
+    _kill_and_reap(strays)
+    return sorted(strays)
+
+
+@contextlib.contextmanager
+def stopped(leader: int | None) -> Iterator[None]:
+    """The worker `leader` and its session frozen (SIGSTOP) for the block: an idle worker's threads,
+    or work a solution hid in them, cannot take CPU or device time from the one being timed."""
+    if leader is None:
+        yield
+        return
+    signal_session(leader, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        signal_session(leader, signal.SIGCONT)

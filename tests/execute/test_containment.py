@@ -1,0 +1,78 @@
+"""A solution's processes stay in its box: frozen while the other side is timed, killed with it, and
+nothing it started (even a double fork out of its session) outlives the run (real workers, CPU)."""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from factories import axpy_document, solution
+from harness.execute.containment import descendants, kill_strays, session_members
+from harness.results.trace import Status
+from harness.run.runner import Runner, RunOptions
+from harness.spec.manifest import load_manifest
+
+# Big enough that a call takes measurable time on a slow machine; a generous stopping rule.
+BENCH = {"run_timeout_s": 120, "max_time_s": 2, "min_samples": 20, "correctness_rounds": 1}
+
+
+def _run(tmp: Path, sols: list[dict]) -> dict:
+    path = tmp / "axpy.yaml"
+    path.write_text(yaml.safe_dump(axpy_document(sols, BENCH, n=1 << 18), sort_keys=False))
+    report = Runner(load_manifest(path), RunOptions(device="cpu", run_seed=7, log_dir=tmp / "logs")).run()
+    return {t.solution: t for t in report.traces}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_a_slower_solution_is_never_reported_faster(tmp_path: Path) -> None:
+    """The order, not a time: 8x the reference's work must come out slower than the reference."""
+    t = _run(tmp_path, [solution("slow", "slow.py")])["slow"]
+    assert t.status == Status.PASSED, t.message
+    assert t.speedup < 1.0, f"a solution doing 8x the work reported {t.speedup:.2f}x"
+
+
+def test_an_idle_workers_burners_are_frozen_while_the_reference_is_timed(tmp_path: Path) -> None:
+    """Two CPU burners started by the solution would slow the reference down 2-3x on a 2-core
+    machine; frozen with their worker's session while the reference is timed, they cannot."""
+    t = _run(tmp_path, [solution("burner", "cpu_burner.py")])["burner"]
+    assert t.status == Status.PASSED, t.message
+    assert t.speedup < 1.8, f"burners in the solution's session inflated its speedup to {t.speedup:.2f}x"
+
+
+def test_a_process_that_escaped_its_session_does_not_outlive_the_run(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    pidfile = tmp_path / "escapee.pid"
+    monkeypatch.setenv("OPBENCH_TEST_PIDFILE", str(pidfile))
+    t = _run(tmp_path, [solution("escapee", "escapee.py")])["escapee"]
+    assert t.status == Status.PASSED, t.message
+    pid = int(pidfile.read_text())
+    assert not _alive(pid), f"the escaped process {pid} is still running after the run"
+    assert not session_members(pid)
+
+
+def test_kill_strays_spares_what_was_there_before(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    before = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        spared = descendants(os.getpid())
+        stray = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        killed = kill_strays(keep=spared)
+        assert stray.pid in killed and before.pid not in killed
+        deadline = time.monotonic() + 5
+        while _alive(stray.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(stray.pid) and _alive(before.pid)
+    finally:
+        before.kill()
+        before.wait()
