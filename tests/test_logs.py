@@ -12,7 +12,3 @@ def test_tail_reads_the_end_of_a_large_log(tmp_path: Path) -> None:
     tail = tail_of(log, limit=100)
     assert len(tail) == 100 and tail.endswith("é" * 93 + "the end")
     assert tail_of(tmp_path / "missing.log") == ""
-
-
-# -- real workers -------------------------------------------------------------------------------
-@pytest.fixture

@@ -185,6 +185,8 @@ def test_frame_round_trips() -> None:
         assert p.read_frame(r, time.monotonic() + 60) == b"payload"
 
 
+# -- real workers -------------------------------------------------------------------------------
+@pytest.fixture
 def axpy(write_manifest):
     def build(file: str, tmp: Path) -> tuple[Worker, Any]:
         m = load_manifest(write_manifest(axpy_document([solution("sol", file)])))
