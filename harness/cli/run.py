@@ -12,6 +12,7 @@ from pathlib import Path
 
 from harness.paths import MANIFESTS_DIR
 from harness.results.render import outcome_lines, render_table
+from harness.results.trace import Status
 from harness.results.report import Report
 from harness.run.orchestrate import RunRequest, run
 from harness.run.progress import make_progress
@@ -91,7 +92,10 @@ def finish(report: Report, table_format: str, headline: str, paths: tuple[Path, 
 
 
 def exit_status(report: Report) -> int:
-    """What is not as expected, on stderr; 0 when everything is, else 1."""
+    """What is not as expected, on stderr; 0 when everything is, 2 when a reference is invalid (the
+    manifest's fault: bad input), else 1."""
     for line in outcome_lines(report):
         print(line, file=sys.stderr)
+    if any(t.status == Status.INVALID_REFERENCE for t in report.traces):
+        return 2
     return 0 if report.summary.ok else 1

@@ -24,6 +24,7 @@ class Status(str, Enum):
     TAMPERED = "TAMPERED"                # patched timers/harness functions, or left threads running
     HIDDEN_WORK = "HIDDEN_WORK"          # work outside the timed stream (side streams, host threads)
     SKIPPED = "SKIPPED"                  # not for this device: not a failure
+    INVALID_REFERENCE = "INVALID_REFERENCE"  # the manifest's reference raised, hung or broke its declared outputs
 
     def __str__(self) -> str:
         return self.value

@@ -21,10 +21,10 @@ from harness.execute.containment import descendants, guard_parent, kill_strays, 
 from harness.execute.correctness import Verdict, compare
 from harness.measure.devices import device_class, detect_kind
 from harness.measure.devices.base import Peak
-from harness.execute.dtypes import to_torch
+from harness.execute.dtypes import name_of, to_torch
 from harness.measure.environment import environment
 from harness.spec.expressions import evaluate
-from harness.execute.inputs import mix_seed
+from harness.execute.inputs import allocate_outputs, mix_seed
 from harness.execute.isolation import Worker, WorkerError
 from harness.execute.protocol import Build, Built, Command, Outputs, Reply, Run, RunOn, TimeChunk, TimeEnd, TimeStart
 from harness.spec.model import BenchConfig, Manifest, Solution, Workload
@@ -34,6 +34,11 @@ from harness.results.report import Report
 from harness.results.trace import Status, Trace
 
 RESTART_AFTER = {Status.RUNTIME_ERROR, Status.TIMEOUT, Status.OUT_OF_MEMORY, Status.TAMPERED}
+
+
+class InvalidReference(Exception):
+    """The manifest's reference raised, hung, or returned outputs unlike the declared ones: the
+    workload's rows become INVALID_REFERENCE (the manifest's fault, exit 2), never a solution's failure."""
 
 
 class RunError(InputError):
@@ -49,6 +54,10 @@ class RunOptions:
 
 
 Progress = Callable[[str], None]
+
+
+class ReferenceLoadError(RunError):
+    """The reference did not build or load: every row of the problem is INVALID_REFERENCE."""
 
 
 def resolve_device(requested: str) -> str:
@@ -81,6 +90,7 @@ class Runner:
         self.ref: Worker | None = None
         self.ref_info: Built | None = None
         self.expected: dict[tuple[str, int], list[torch.Tensor]] = {}
+        self.bad_reference: dict[str, str] = {}  # workload id -> why its reference is unusable
         self.spared = descendants(os.getpid())  # processes that were here before this run are not its strays
 
     # -- reference ----------------------------------------------------------------------------
@@ -91,24 +101,41 @@ class Runner:
                                                 self.opt.device_index, self.run_seed), timeout=self.cfg.compile_timeout_s)
         except WorkerError as exc:
             self.ref.close()
-            raise RunError(f"reference of {self.m.definition.name} ({self.m.definition.reference.origin}) failed to load: "
+            raise ReferenceLoadError(f"reference of {self.m.definition.name} ({self.m.definition.reference.origin}) failed to load: "
                            f"{exc.message}")
 
     def _ref_call(self, command: Command, timeout: float) -> Reply:
         assert self.ref is not None
-        if not self.ref.alive:
-            self._start_reference()
+        try:
+            if not self.ref.alive:
+                self._start_reference()
+        except RunError as exc:
+            raise InvalidReference(str(exc))
         try:
             return self.ref.call(command, timeout=timeout)
         except WorkerError as exc:
-            raise WorkerError(exc.status, f"reference failed: {exc.message}")
+            raise InvalidReference(f"reference {exc.status.lower().replace('_', ' ')}: {exc.message}")
 
     def _expected(self, w: Workload, seed: int) -> list[torch.Tensor]:
+        """The reference's outputs for (workload, seed), checked against the declared shapes and dtypes."""
         key = (w.id, seed)
+        if w.id in self.bad_reference:
+            raise InvalidReference(self.bad_reference[w.id])
         if key not in self.expected:
-            reply = self._ref_call(Run(w, seed), timeout=self.cfg.run_timeout_s)
-            if not isinstance(reply, Outputs):
-                raise WorkerError("RUNTIME_ERROR", f"reference: {reply.message}")
+            try:
+                reply = self._ref_call(Run(w, seed), timeout=self.cfg.run_timeout_s)
+                if not isinstance(reply, Outputs):
+                    raise InvalidReference(f"reference output rejected: {reply.message}")
+                declared = allocate_outputs(self.m.definition, w, torch.device("meta"))
+                for (name, want), got in zip(declared.items(), reply.outputs):
+                    if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(want.shape) or got.dtype != want.dtype:
+                        what = (f"{tuple(got.shape)} {name_of(got.dtype)}" if isinstance(got, torch.Tensor)
+                                else type(got).__name__)
+                        raise InvalidReference(f"reference output {name!r} is {what}; the definition declares "
+                                               f"{tuple(want.shape)} {name_of(want.dtype)}")
+            except InvalidReference as exc:
+                self.bad_reference[w.id] = str(exc)  # every later solution gets the same row, without a re-run
+                raise
             self.expected[key] = reply.outputs
         return self.expected[key]
 
@@ -187,6 +214,8 @@ class Runner:
             return self._timed(worker, sol, w, seeds, correctness)
         except WorkerError as exc:
             return self._trace(sol, w, Status(exc.status), exc.message, correctness=correctness)
+        except InvalidReference as exc:
+            return self._trace(sol, w, Status.INVALID_REFERENCE, str(exc))
 
     def _timed(self, worker: Worker, sol: Solution, w: Workload, seeds: list[int], correctness: dict[str, Any]) -> Trace:
         cfg = self.cfg

@@ -14,7 +14,7 @@ from harness.results.merge import merge
 from harness.results.report import Failure, ProblemPlan, Report, SuitePlan
 from harness.results.trace import Status, Trace
 from harness.run.progress import RunProgress, runner_callback
-from harness.run.runner import RunError, RunOptions, Runner
+from harness.run.runner import ReferenceLoadError, RunError, RunOptions, Runner
 from harness.spec.manifest import load_suite, with_bench_overrides
 from harness.spec.model import Manifest
 from harness.spec.schema import display
@@ -46,17 +46,17 @@ def trace_count(manifests: Sequence[Manifest], units: Sequence[Unit]) -> int:
     return sum(len(manifests[u.problem].solutions) for u in units)
 
 
-def failed_traces(m: Manifest, device: str, message: str) -> list[Trace]:
+def failed_traces(m: Manifest, device: str, message: str, status: Status = Status.RUNTIME_ERROR) -> list[Trace]:
     """Traces standing in for results that were never produced (broken reference, dead device)."""
     return [Trace(definition=m.definition.name, workload=w.id, axes=dict(w.axes), solution=s.name, language=s.language,
-                  device=device, status=Status.RUNTIME_ERROR, message=message, expected_status=s.expected_status)
+                  device=device, status=status, message=message, expected_status=s.expected_status)
             for s in m.solutions for w in m.workloads]
 
 
 def failed_report(m: Manifest, device: str, run_seed: int | None, message: str,
-                  failure: Failure | None = None) -> Report:
+                  failure: Failure | None = None, status: Status = Status.RUNTIME_ERROR) -> Report:
     return Report.of_problem(definition=m.definition.name, manifest=str(m.path), device=device, run_seed=run_seed,
-                             bench=None, environment={}, traces=failed_traces(m, device, message), failure=failure)
+                             bench=None, environment={}, traces=failed_traces(m, device, message, status), failure=failure)
 
 
 def run_units(manifests: Sequence[Manifest], units: Sequence[Unit], options: RunOptions, run_seed: int,
@@ -71,8 +71,9 @@ def run_units(manifests: Sequence[Manifest], units: Sequence[Unit], options: Run
             report = Runner(m, replace(options, run_seed=run_seed), callback).run()
         except RunError as exc:
             progress.log(f"{lane + ': ' if lane else ''}{m.definition.name}: {exc}")
+            status = Status.INVALID_REFERENCE if isinstance(exc, ReferenceLoadError) else Status.RUNTIME_ERROR
             report = failed_report(m, options.device, run_seed, str(exc),
-                                   Failure(where=lane or "local", message=str(exc), definition=m.definition.name))
+                                   Failure(where=lane or "local", message=str(exc), definition=m.definition.name), status)
         reports.append(report.with_lane(lane) if lane else report)
         done += len(report.traces)
         progress.sync(done)

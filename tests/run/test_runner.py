@@ -116,3 +116,32 @@ def test_unavailable_device_is_a_clear_run_error(write_manifest) -> None:
         pytest.skip("a CUDA device is present")
     with pytest.raises(RunError, match="not usable here"):
         resolve_device("cuda")
+
+
+BROKEN_REFERENCES = {
+    # name: (reference source, words the message must contain)
+    "raises": ("def run(x, w):\n    raise ValueError('reference bug')\n", "reference bug"),
+    "hangs": ("import time\n\ndef run(x, w):\n    time.sleep(3600)\n", "did not finish"),
+    "wrong-shape": ("def run(x, w):\n    return (x * w)[:-1]\n", "declares (4096,)"),
+    "wrong-dtype": ("def run(x, w):\n    return (x * w).double()\n", "float64"),
+}
+
+
+@pytest.mark.parametrize("name", list(BROKEN_REFERENCES))
+def test_a_broken_reference_is_the_manifests_fault(write_manifest, tmp_path: Path, name: str) -> None:
+    """Raise, hang or break the declared outputs: INVALID_REFERENCE for every solution of the workload,
+    with the reason, and no solution charged with a failure."""
+    source, words = BROKEN_REFERENCES[name]
+    doc = axpy_document([solution("good", "good.py"), solution("wrong", "wrong.py")], {"run_timeout_s": 5})
+    doc["definition"]["reference"] = source
+    report = Runner(load_manifest(write_manifest(doc)), RunOptions(device="cpu", log_dir=tmp_path / "logs")).run()
+    assert [t.status for t in report.traces] == [Status.INVALID_REFERENCE] * 2
+    assert all(words in t.message for t in report.traces), [t.message for t in report.traces]
+
+
+def test_an_invalid_reference_exits_2(write_manifest, tmp_path: Path) -> None:
+    from harness.cli import main
+    doc = axpy_document([solution("good", "good.py")])
+    doc["definition"]["reference"] = "def run(x, w):\n    return (x * w)[:-1]\n"
+    assert main(["run", str(write_manifest(doc)), "--device", "cpu", "--out", str(tmp_path / "out")]) == 2
+    assert (tmp_path / "out" / "axpy-cpu.json").is_file()  # the report is still written
