@@ -9,8 +9,8 @@ import pytest
 
 from harness.measure.devices.cpu import CpuDevice
 from harness.spec.model import BenchConfig
-from harness.measure.timing import (Sampler, hidden_work_suspected, quantile, rse_of_median, stopping_decision, summarize,
-                            throttled)
+from harness.measure.timing import Sampler, hidden_work_suspected, stopping_decision, throttled
+from harness.results.stats import quantile, rse_of_median, summarize
 
 
 def test_quantile_matches_linear_interpolation() -> None:
