@@ -74,13 +74,6 @@ def session_members(sid: int) -> set[int]:
     return {pid for pid, (_, _, s) in _processes().items() if s == sid}
 
 
-def signal_session(leader: int, sig: signal.Signals) -> None:
-    """`sig` to the worker `leader` and every process still in its session."""
-    for pid in {leader} | session_members(leader):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, sig)
-
-
 def _kill_and_reap(pids: Iterable[int], wait_s: float = 5.0) -> None:
     pids = set(pids)
     for pid in pids:
@@ -134,14 +127,24 @@ def kill_strays(keep: Iterable[int] = ()) -> list[int]:
 
 
 @contextlib.contextmanager
-def stopped(leader: int | None) -> Iterator[None]:
-    """The worker `leader` and its session frozen (SIGSTOP) for the block: an idle worker's threads,
-    or work a solution hid in them, cannot take CPU or device time from the one being timed."""
+def stopped(leader: int | None, members: Iterable[int] = ()) -> Iterator[None]:
+    """The worker `leader`, its process group and `members` (its session, as last scanned) frozen
+    (SIGSTOP) for the block: an idle worker's threads, or work a solution hid in processes it started,
+    cannot take CPU or device time from the one being timed."""
     if leader is None:
         yield
         return
-    signal_session(leader, signal.SIGSTOP)
+    pids = {leader, *members}
+    _signal(leader, pids, signal.SIGSTOP)
     try:
         yield
     finally:
-        signal_session(leader, signal.SIGCONT)
+        _signal(leader, pids, signal.SIGCONT)
+
+
+def _signal(leader: int, pids: set[int], sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(leader, sig)  # one call for the worker's own process group
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)

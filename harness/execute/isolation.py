@@ -7,12 +7,14 @@ decoded by `protocol.decode`, so a reply that breaks the protocol is TAMPERED.
 """
 from __future__ import annotations
 
+import contextlib
+import math
 import multiprocessing as mp
 import select
 import signal
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from harness.execute import containment, protocol, worker
 from harness.logs import tail_of
@@ -26,6 +28,9 @@ class WorkerError(Exception):
         self.message = message
 
 
+SCAN_S = 0.5
+
+
 class Worker:
     """One spawned process; `call(command, timeout=...)` returns its typed reply."""
 
@@ -35,6 +40,8 @@ class Worker:
         self.proc: Any = None
         self.conn: Any = None
         self.expect = Expect()  # what replies must hold, from the commands sent so far
+        self._members: set[int] = set()  # the worker's session, as last scanned (see frozen)
+        self._scanned_at = -math.inf
 
     def start(self) -> "Worker":
         ctx = mp.get_context("spawn")
@@ -49,6 +56,20 @@ class Worker:
     def pid(self) -> int | None:
         """The worker's pid, which is also its session and process-group id (it calls setsid first)."""
         return self.proc.pid if self.proc is not None else None
+
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[None]:
+        """This worker and what it started stopped for the block (while the other side is timed).
+        Its session is re-scanned at most every SCAN_S: a scan of /proc per chunk would cost more
+        than a chunk of a small kernel."""
+        if not self.alive:
+            yield
+            return
+        now = time.monotonic()
+        if now - self._scanned_at > SCAN_S:
+            self._members, self._scanned_at = containment.session_members(self.proc.pid), now
+        with containment.stopped(self.proc.pid, self._members):
+            yield
 
     @property
     def alive(self) -> bool:

@@ -7,6 +7,7 @@ status on a `Trace`; only a broken manifest or reference stops the run.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import secrets
@@ -17,7 +18,7 @@ from typing import Any, Callable
 
 import torch
 
-from harness.execute.containment import descendants, guard_parent, kill_strays, stopped
+from harness.execute.containment import descendants, guard_parent, kill_strays
 from harness.execute.correctness import Verdict, compare
 from harness.measure.devices import device_class, detect_kind
 from harness.measure.devices.base import Peak
@@ -232,7 +233,7 @@ class Runner:
             for key in ("sol", "ref"):
                 t0 = time.monotonic()
                 idle = self.ref if key == "sol" else worker  # frozen while the other is timed
-                with stopped(idle.pid if idle is not None and idle.alive else None):
+                with idle.frozen() if idle is not None else contextlib.nullcontext():
                     chunk = (worker.call(TimeChunk(cfg.chunk), timeout=t_run) if key == "sol"
                              else self._ref_call(TimeChunk(cfg.chunk), timeout=t_run))
                 wall[key] += time.monotonic() - t0
