@@ -25,6 +25,7 @@ from harness.results.stats import rse_of_median, summarize
 from harness.results.trace import TimingStats
 
 MAX_HOLD_US = 2000.0
+CUPTI_CHUNK = 100  # samples per chunk at least with the cupti timer: one profiler session (~10 ms) per chunk
 
 
 def resolve_timer(requested: str, device: Device) -> str:
@@ -252,8 +253,9 @@ def sample_until_stopped(sampler: Sampler) -> TimingStats:
     began = time.monotonic()
     sampler.warmup()
     samples: list[float] = []
+    n_chunk = max(cfg.chunk, CUPTI_CHUNK) if sampler.timer == "cupti" else cfg.chunk
     while True:
-        samples.extend(sampler.chunk(cfg.chunk))
+        samples.extend(sampler.chunk(n_chunk))
         stop, met, reason = stopping_decision(samples, time.monotonic() - began, cfg, sampler.divisor)
         if stop:
             return summarize(samples, met, reason, time.monotonic() - began, sampler.mode, cfg.cache)

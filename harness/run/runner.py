@@ -29,7 +29,7 @@ from harness.execute.inputs import allocate_outputs, mix_seed
 from harness.execute.isolation import Worker, WorkerError
 from harness.execute.protocol import Build, Built, Command, Outputs, Reply, Run, RunOn, TimeChunk, TimeEnd, TimeStart
 from harness.spec.model import BenchConfig, Manifest, Solution, Workload
-from harness.measure.timing import hidden_work_suspected, stopping_decision, summarize, throttled
+from harness.measure.timing import CUPTI_CHUNK, hidden_work_suspected, stopping_decision, summarize, throttled
 from harness.errors import InputError
 from harness.results.report import Report
 from harness.results.trace import Status, Trace
@@ -228,14 +228,16 @@ class Runner:
         series: dict[str, list[float]] = {"sol": [], "ref": []}
         wall = {"sol": 0.0, "ref": 0.0}
         done = {"sol": (False, False, ""), "ref": (False, False, "")}
+        # a CUPTI chunk is one profiler session (~10 ms to start and read): enough samples to amortize it
+        n_chunk = max(cfg.chunk, CUPTI_CHUNK) if "cupti" in start_s.mode else cfg.chunk
         began = time.monotonic()
         while not (done["sol"][0] and done["ref"][0]):
             for key in ("sol", "ref"):
                 t0 = time.monotonic()
                 idle = self.ref if key == "sol" else worker  # frozen while the other is timed
                 with idle.frozen() if idle is not None else contextlib.nullcontext():
-                    chunk = (worker.call(TimeChunk(cfg.chunk), timeout=t_run) if key == "sol"
-                             else self._ref_call(TimeChunk(cfg.chunk), timeout=t_run))
+                    chunk = (worker.call(TimeChunk(n_chunk), timeout=t_run) if key == "sol"
+                             else self._ref_call(TimeChunk(n_chunk), timeout=t_run))
                 wall[key] += time.monotonic() - t0
                 series[key].extend(chunk.samples)
                 if chunk.clocks:
