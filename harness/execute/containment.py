@@ -35,17 +35,17 @@ def guard_parent() -> dict[str, bool]:
     return {"child_subreaper": _prctl(PR_SET_CHILD_SUBREAPER, 1), "not_dumpable": _prctl(PR_SET_DUMPABLE, 0)}
 
 
-def _stat(pid: int) -> tuple[int, int, int] | None:
-    """(parent pid, process group, session) from /proc/<pid>/stat; None if it is gone."""
+def _stat(pid: int) -> tuple[str, int, int, int] | None:
+    """(state, parent pid, process group, session) from /proc/<pid>/stat; None if it is gone."""
     try:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     fields = text[text.rindex(")") + 2:].split()  # the command name may hold spaces and parentheses
-    return int(fields[1]), int(fields[2]), int(fields[3])
+    return fields[0], int(fields[1]), int(fields[2]), int(fields[3])
 
 
-def _processes() -> dict[int, tuple[int, int, int]]:
+def _processes() -> dict[int, tuple[str, int, int, int]]:
     out = {}
     for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
         if entry.name.isdigit() and (st := _stat(int(entry.name))) is not None:
@@ -57,7 +57,7 @@ def descendants(root: int) -> set[int]:
     """Every live process below `root` in the process tree."""
     table = _processes()
     children: dict[int, list[int]] = {}
-    for pid, (ppid, _, _) in table.items():
+    for pid, (_, ppid, _, _) in table.items():
         children.setdefault(ppid, []).append(pid)
     found: set[int] = set()
     todo = list(children.get(root, ()))
@@ -71,7 +71,7 @@ def descendants(root: int) -> set[int]:
 
 def session_members(sid: int) -> set[int]:
     """Live processes of session `sid` (a worker's session: its pid), wherever they were re-parented."""
-    return {pid for pid, (_, _, s) in _processes().items() if s == sid}
+    return {pid for pid, (_, _, _, s) in _processes().items() if s == sid}
 
 
 def _kill_and_reap(pids: Iterable[int], wait_s: float = 5.0) -> None:
@@ -86,17 +86,10 @@ def _kill_and_reap(pids: Iterable[int], wait_s: float = 5.0) -> None:
                 if os.waitpid(pid, os.WNOHANG)[0]:  # our child (or re-parented to us): reap it
                     pids.discard(pid)
                     continue
-            if _stat(pid) is None or _zombie(pid):
+            st = _stat(pid)
+            if st is None or st[0] == "Z":  # gone, or dead and waiting for a parent that is not us
                 pids.discard(pid)
         time.sleep(0.01)
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return text[text.rindex(")") + 2:].split()[0] == "Z"
 
 
 def _own_helpers() -> set[int]:

@@ -28,6 +28,12 @@ MAX_HOLD_US = 2000.0
 CUPTI_CHUNK = 100  # samples per chunk at least with the cupti timer: one profiler session (~10 ms) per chunk
 
 
+def samples_per_chunk(cfg: BenchConfig, mode: str) -> int:
+    """Samples per chunk for timing `mode`: a CUPTI chunk is one profiler session (~10 ms to start and
+    read), so it holds at least CUPTI_CHUNK samples to amortize that; other modes take the knob."""
+    return max(cfg.chunk, CUPTI_CHUNK) if "cupti" in mode else cfg.chunk
+
+
 def resolve_timer(requested: str, device: Device) -> str:
     """`auto` is CUPTI kernel timestamps where the device traces activities (CUDA: the clock Nsight
     Compute and FlashInfer-Bench read, without the 2-4 us device events add), else device events."""
@@ -253,7 +259,7 @@ def sample_until_stopped(sampler: Sampler) -> TimingStats:
     began = time.monotonic()
     sampler.warmup()
     samples: list[float] = []
-    n_chunk = max(cfg.chunk, CUPTI_CHUNK) if sampler.timer == "cupti" else cfg.chunk
+    n_chunk = samples_per_chunk(cfg, sampler.mode)
     while True:
         samples.extend(sampler.chunk(n_chunk))
         stop, met, reason = stopping_decision(samples, time.monotonic() - began, cfg, sampler.divisor)

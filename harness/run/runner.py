@@ -29,7 +29,7 @@ from harness.execute.inputs import allocate_outputs, mix_seed
 from harness.execute.isolation import Worker, WorkerError
 from harness.execute.protocol import Build, Built, Command, Outputs, Reply, Run, RunOn, TimeChunk, TimeEnd, TimeStart
 from harness.spec.model import BenchConfig, Manifest, Solution, Workload
-from harness.measure.timing import CUPTI_CHUNK, hidden_work_suspected, stopping_decision, summarize, throttled
+from harness.measure.timing import hidden_work_suspected, samples_per_chunk, stopping_decision, summarize, throttled
 from harness.errors import InputError
 from harness.results.report import Report
 from harness.results.trace import Status, Trace
@@ -228,8 +228,7 @@ class Runner:
         series: dict[str, list[float]] = {"sol": [], "ref": []}
         wall = {"sol": 0.0, "ref": 0.0}
         done = {"sol": (False, False, ""), "ref": (False, False, "")}
-        # a CUPTI chunk is one profiler session (~10 ms to start and read): enough samples to amortize it
-        n_chunk = max(cfg.chunk, CUPTI_CHUNK) if "cupti" in start_s.mode else cfg.chunk
+        n_chunk = samples_per_chunk(cfg, start_s.mode)
         began = time.monotonic()
         while not (done["sol"][0] and done["ref"][0]):
             for key in ("sol", "ref"):
