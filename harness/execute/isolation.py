@@ -13,12 +13,14 @@ import multiprocessing as mp
 import select
 import signal
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator
 
-from harness.execute import containment, protocol, worker
+from harness.execute import containment, protocol, sandbox, worker
 from harness.logs import tail_of
-from harness.execute.protocol import Command, Exit, Expect, Failure, Reply
+from harness.execute.protocol import Build, Command, Exit, Expect, Failure, Reply
+from harness.spec.model import Solution
 
 
 class WorkerError(Exception):
@@ -32,11 +34,17 @@ SCAN_S = 0.5
 
 
 class Worker:
-    """One spawned process; `call(command, timeout=...)` returns its typed reply."""
+    """One spawned process in its own sandbox; `call(command, timeout=...)` returns its typed reply.
 
-    def __init__(self, label: str, log_dir: Path):
+    `key` names the build cache the worker may write (`sandbox.solution_key`): only code with the
+    same content shares it."""
+
+    def __init__(self, label: str, log_dir: Path, policy: sandbox.Policy | None = None, key: str | None = None):
         self.label = label
         self.log = log_dir / f"{label}.log"
+        self.policy = policy or sandbox.policy()
+        self.key = key or sandbox.content_key(label, [])
+        self.box: sandbox.Sandbox | None = None
         self.proc: Any = None
         self.conn: Any = None
         self.expect = Expect()  # what replies must hold, from the commands sent so far
@@ -47,7 +55,8 @@ class Worker:
         ctx = mp.get_context("spawn")
         self.conn, child = ctx.Pipe()
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        self.proc = ctx.Process(target=worker.main, args=(child, str(self.log)), name=f"opbench-{self.label}")
+        self.box = sandbox.make(self.policy, self.label, self.key)
+        self.proc = ctx.Process(target=worker.main, args=(child, str(self.log), self.box), name=f"opbench-{self.label}")
         self.proc.start()
         child.close()
         return self
@@ -79,9 +88,12 @@ class Worker:
         """Send `command`; its reply, or WorkerError (TIMEOUT, TAMPERED, a crash, or the worker's Failure)."""
         if not self.alive:
             self.start()
+        if isinstance(command, Build) and isinstance(command.target, Solution):
+            assert self.box is not None  # the worker reads its staged copy, never the manifest tree
+            command = replace(command, target=sandbox.stage(command.target, self.box))
         self.expect = command.expect(self.expect)
         try:
-            self.conn.send(command)
+            protocol.send_command(self.conn, command)
         except (BrokenPipeError, OSError):
             raise self._died()
         deadline = time.monotonic() + timeout
@@ -132,12 +144,14 @@ class Worker:
         self.proc.join(5)
         if self.conn is not None:
             self.conn.close()
-        self.proc, self.conn = None, None
+        if self.box is not None:
+            self.box.remove()
+        self.proc, self.conn, self.box = None, None, None
 
     def close(self) -> None:
         if self.alive:
             try:
-                self.conn.send(Exit())
+                protocol.send_command(self.conn, Exit())
                 self.proc.join(5)
             except (BrokenPipeError, OSError):
                 pass

@@ -2,8 +2,10 @@
 where a reply becomes a typed object.
 
 Trust model:
-- Commands go parent -> worker as pickles (`Connection.send`). The parent is trusted, so the
-  worker may unpickle what it is sent.
+- Commands go parent -> worker as plain pickles (`send_command`). The parent is trusted, so the
+  worker may unpickle what it is sent. Not `Connection.send`: its pickler moves tensors into shared
+  memory, which would hand a worker a writable view of the parent's tensors (and the sharing socket
+  is unreachable from a worker with its own uid).
 - Replies go worker -> parent as one length-prefixed frame (`write_frame` / `read_frame`) holding
   `torch.save` bytes of plain data only: dicts, lists, tensors, str, float, int, bool, None, with a
   `kind` tag naming the reply class (`encode`). The worker runs solution code, so everything it
@@ -22,6 +24,7 @@ from __future__ import annotations
 import io
 import math
 import os
+import pickle
 import select
 import struct
 import time
@@ -261,6 +264,16 @@ def _plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     return value
+
+
+def send_command(conn: Any, command: Command) -> None:
+    """Parent side: a copy of `command` (tensors as bytes), never shared memory."""
+    conn.send_bytes(pickle.dumps(command, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def read_command(conn: Any) -> Command:
+    """Worker side: the next command from the trusted parent."""
+    return pickle.loads(conn.recv_bytes())
 
 
 def encode(reply: Reply) -> bytes:

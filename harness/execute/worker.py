@@ -205,18 +205,20 @@ def classify(exc: BaseException, device: Any) -> Status:
     return Status.RUNTIME_ERROR
 
 
-def main(conn: Any, log_path: str) -> None:
+def main(conn: Any, log_path: str, box: Any) -> None:
     """Worker entry point: serve commands until told to exit or the pipe closes."""
     os.setsid()  # its own session and process group: the parent stops and kills it as one unit
-    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)  # before dropping privileges
     os.dup2(fd, 1)
     os.dup2(fd, 2)
+    os.close(fd)
     sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
     sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
+    box.enter()  # scratch folder, own uid when the parent is root: before any solution code
     state = WorkerState()
     while True:
         try:
-            command = conn.recv()
+            command = protocol.read_command(conn)
         except (EOFError, OSError):
             return
         if isinstance(command, Exit):

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import torch
 
+from harness.execute import sandbox
 from harness.execute.containment import descendants, guard_parent, kill_strays
 from harness.execute.correctness import Verdict, compare
 from harness.measure.devices import device_class, detect_kind
@@ -93,10 +94,13 @@ class Runner:
         self.expected: dict[tuple[str, int], list[torch.Tensor]] = {}
         self.bad_reference: dict[str, str] = {}  # workload id -> why its reference is unusable
         self.spared = descendants(os.getpid())  # processes that were here before this run are not its strays
+        self.policy = sandbox.policy()  # workers' uid and build cache (execute/sandbox)
 
     # -- reference ----------------------------------------------------------------------------
     def _start_reference(self) -> None:
-        self.ref = Worker("reference", self.opt.log_dir)
+        ref = self.m.definition.reference
+        self.ref = Worker("reference", self.opt.log_dir, self.policy,
+                          sandbox.content_key("reference", [ref.source.encode()]))
         try:
             self.ref_info = self.ref.call(Build(self.m.definition.reference, self.m.definition, self.kind,
                                                 self.opt.device_index, self.run_seed), timeout=self.cfg.compile_timeout_s)
@@ -147,6 +151,7 @@ class Runner:
         assert self.ref_info is not None
         env = environment(self.ref_info.device)
         env["versions"] = {**env["versions"], **self.ref_info.versions}
+        env["containment"] = self.policy.to_dict()
         workloads, solutions = list(self.m.workloads), list(self.m.solutions)  # --solution/--workload: in prepare()
         traces: list[Trace] = []
         try:
@@ -167,7 +172,7 @@ class Runner:
         if self.kind not in sol.devices:
             why = f"{sol.language} solution targets {', '.join(sol.devices)}; this run is on {self.kind}"
             return [self._trace(sol, w, Status.SKIPPED, why) for w in workloads]
-        worker = Worker(sol.name, self.opt.log_dir)
+        worker = Worker(sol.name, self.opt.log_dir, self.policy, sandbox.solution_key(sol))
         traces: list[Trace] = []
         built = False
         try:

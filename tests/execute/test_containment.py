@@ -49,13 +49,10 @@ def test_an_idle_workers_burners_are_frozen_while_the_reference_is_timed(tmp_pat
     assert t.speedup < 1.8, f"burners in the solution's session inflated its speedup to {t.speedup:.2f}x"
 
 
-def test_a_process_that_escaped_its_session_does_not_outlive_the_run(tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    pidfile = tmp_path / "escapee.pid"
-    monkeypatch.setenv("OPBENCH_TEST_PIDFILE", str(pidfile))
+def test_a_process_that_escaped_its_session_does_not_outlive_the_run(tmp_path: Path) -> None:
     t = _run(tmp_path, [solution("escapee", "escapee.py")])["escapee"]
     assert t.status == Status.PASSED, t.message
-    pid = int(pidfile.read_text())
+    pid = int((tmp_path / "logs" / "escapee.log").read_text().split("ESCAPEE ")[1].split()[0])
     assert not _alive(pid), f"the escaped process {pid} is still running after the run"
     assert not session_members(pid)
 
