@@ -43,7 +43,17 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    "results merged (with --device cpu, N processes fake N devices)")
     p.add_argument("--shard", help="i/n: run only shard i of n of the suite's workloads "
                    "(1-based; see `harness merge`)")
+    p.add_argument("--owner", type=_owner, help="UID:GID to hand the output files to (the container launcher "
+                   "runs the harness as root, so that each worker can get a uid of its own)")
     add_knob_options(p)  # generated from BenchConfig's knob table (harness/spec/knobs.py)
+
+
+def _owner(text: str) -> tuple[int, int]:
+    try:
+        uid, gid = (int(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected UID:GID (two integers), got {text!r}") from None
+    return uid, gid
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -77,7 +87,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                          device_index=args.device_index, devices=args.devices,
                          shard=Shard.parse(args.shard) if args.shard else None,
                          solutions=tuple(args.solution), workloads=tuple(args.workload),
-                         overrides=knob_overrides(args), mode=args.mode, seed=args.seed)
+                         overrides=knob_overrides(args), mode=args.mode, seed=args.seed,
+                         owner=args.owner)
     outcome = run(request, make_progress(args.quiet))
     return finish(outcome.report, args.table_format, outcome.headline, (outcome.json_path, outcome.jsonl_path))
 

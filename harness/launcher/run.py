@@ -1,7 +1,10 @@
 """One container run of `harness run`: what gets mounted where, as whom, and streaming its output back.
 
 The host workspace is mounted read-only at /workspace (the manifest must be inside it) and the output
-folder read-write at /out; the container runs as the calling user so the reports it writes are theirs.
+folder read-write at /out. The harness runs as root in the container, with only the capabilities it
+needs (hand workers their own uids, stop and kill them, write /out and hand it over) and no way to gain
+more, so each worker runs as an unprivileged uid of its own that can write neither /workspace nor /out
+(harness/execute/sandbox.py); the files it writes are handed to the calling user (`--owner`).
 """
 from __future__ import annotations
 
@@ -19,6 +22,10 @@ from harness.launcher.image import ImageRef
 WORKSPACE = PurePosixPath("/workspace")
 OUT = PurePosixPath("/out")
 INTERRUPTED = 130
+PARENT_USER = "0:0"
+# chown (scratch folders, handing /out over), dac_override (write the caller's /out), fowner (chmod the
+# build cache), setuid/setgid (workers' own uids), kill (stop and kill workers of other uids)
+CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "KILL")
 
 
 def container_path(workspace: Path, manifest: Path) -> PurePosixPath:
@@ -44,7 +51,7 @@ class ContainerRun:
     manifest: Path
     out: Path
     run_args: tuple[str, ...] = ()
-    user: str = field(default_factory=caller_user)
+    user: str = field(default_factory=caller_user)  # "uid:gid" the output files are handed to
     image_ref: str | None = None   # what to start (tag by default; reproduce starts the exact image id)
 
     @property
@@ -54,7 +61,7 @@ class ContainerRun:
 
     def command(self) -> list[str]:
         return ["python3", "-m", "harness", "run", str(container_path(self.workspace, self.manifest)),
-                "--device", self.device.kind, "--out", str(OUT), *self.run_args]
+                "--device", self.device.kind, "--out", str(OUT), "--owner", self.user, *self.run_args]
 
     def environment(self) -> dict[str, str]:
         # HOME: the calling uid has no home in the image; compilers and Triton need a writable cache dir.
@@ -65,14 +72,17 @@ class ContainerRun:
         """The equivalent `docker run` command line (what --dry-run prints)."""
         spec = DeviceSpec(self.device.kind, self.device.devices, self.mounts, self.environment(),
                           self.device.gpus, self.device.group_add, self.device.shm_size)
-        return ["docker", "run", "--rm", "--network", "none", "--user", self.user, "-w", str(OUT),
-                *spec.docker_args(), self.image_ref or self.image.tag, *self.command()]
+        return ["docker", "run", "--rm", "--network", "none", "--user", PARENT_USER, "-w", str(OUT),
+                "--cap-drop", "ALL", *(a for cap in CAPABILITIES for a in ("--cap-add", cap)),
+                "--security-opt", "no-new-privileges", *spec.docker_args(), self.image_ref or self.image.tag,
+                *self.command()]
 
     def sdk_kwargs(self) -> dict[str, Any]:
         from docker.types import DeviceRequest
         from docker.types import Mount as SdkMount
         kwargs: dict[str, Any] = {
-            "image": self.image_ref or self.image.tag, "command": self.command(), "user": self.user,
+            "image": self.image_ref or self.image.tag, "command": self.command(), "user": PARENT_USER,
+            "cap_drop": ["ALL"], "cap_add": list(CAPABILITIES), "security_opt": ["no-new-privileges"],
             "working_dir": str(OUT), "environment": self.environment(), "network_mode": "none",
             "mounts": [SdkMount(m.target, m.source, type="bind", read_only=m.read_only) for m in self.mounts],
             "devices": [f"{h}:{c}:rwm" for h, c in self.device.devices],

@@ -50,6 +50,7 @@ class TimingStats:
     mode: str                  # the timer that produced the samples: "cupti" | "events" | "cuda-graph[+cupti]" | a bench mode
     cache: str                 # "cold" | "warm"
     samples_ms: list[float] = field(default_factory=list)
+    wall_per_call_ms: float = 0.0  # the parent's own clock per call (median over chunks; flush and launch included)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> "TimingStats | None":

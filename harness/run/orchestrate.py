@@ -42,6 +42,7 @@ class RunRequest:
     overrides: Mapping[str, Any] = field(default_factory=dict)  # timing knobs set on the command line
     mode: str | None = None           # bench modules: how cases are timed
     seed: int | None = None           # private run seed; drawn at random when None
+    owner: tuple[int, int] | None = None  # uid, gid the output files are handed to (the container runs as root)
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,19 @@ def run(request: RunRequest, progress: RunProgress) -> RunOutcome:
     finally:  # nothing a solution started outlives the run, or sees (and rewrites) its report
         kill_strays(keep=spared)
     json_path, jsonl_path = report.write(request.out, stem)
+    if request.owner:
+        hand_over(request.out, request.owner)
     return RunOutcome(report, json_path, jsonl_path, headline)
+
+
+def hand_over(out: Path, owner: tuple[int, int]) -> None:
+    """Give what this run wrote under `out` to `owner`. In the container the parent runs as root so
+    that workers can have uids of their own, which leaves the caller's output folder writable by the
+    parent alone; the caller still gets files they own."""
+    me = os.geteuid()
+    for path in [out, *out.rglob("*")]:
+        if path.lstat().st_uid == me:
+            os.chown(path, *owner, follow_symlinks=False)
 
 
 def _run(request: RunRequest, progress: RunProgress) -> tuple[Report, str, str]:

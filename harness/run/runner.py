@@ -30,6 +30,8 @@ from harness.execute.inputs import allocate_outputs, mix_seed
 from harness.execute.isolation import Worker, WorkerError
 from harness.execute.protocol import Build, Built, Command, Outputs, Reply, Run, RunOn, TimeChunk, TimeEnd, TimeStart
 from harness.spec.model import BenchConfig, Manifest, Solution, Workload
+from harness.measure import wallclock
+from harness.measure.wallclock import ChunkWall
 from harness.measure.timing import hidden_work_suspected, samples_per_chunk, stopping_decision, summarize, throttled
 from harness.errors import InputError
 from harness.results.report import Report
@@ -231,6 +233,7 @@ class Runner:
         self._ref_call(TimeStart(w, seeds, cfg), timeout=t_run)
         clocks = [c for c in (start_s.clocks,) if c]
         series: dict[str, list[float]] = {"sol": [], "ref": []}
+        walls: dict[str, list[ChunkWall]] = {"sol": [], "ref": []}  # the parent's clock (measure/wallclock)
         wall = {"sol": 0.0, "ref": 0.0}
         done = {"sol": (False, False, ""), "ref": (False, False, "")}
         n_chunk = samples_per_chunk(cfg, start_s.mode)
@@ -242,8 +245,11 @@ class Runner:
                 with idle.frozen() if idle is not None else contextlib.nullcontext():
                     chunk = (worker.call(TimeChunk(n_chunk), timeout=t_run) if key == "sol"
                              else self._ref_call(TimeChunk(n_chunk), timeout=t_run))
-                wall[key] += time.monotonic() - t0
+                took = time.monotonic() - t0
+                wall[key] += took
                 series[key].extend(chunk.samples)
+                calls = start_s.calls_per_sample
+                walls[key].append(ChunkWall(took * 1e3, sum(chunk.samples) * calls, len(chunk.samples) * calls))
                 if chunk.clocks:
                     clocks.append(chunk.clocks)
             elapsed = time.monotonic() - began
@@ -257,9 +263,18 @@ class Runner:
         mode = start_s.mode
         timing = summarize(series["sol"], done["sol"][1], done["sol"][2], wall["sol"], mode, cfg.cache)
         ref_timing = summarize(series["ref"], done["ref"][1], done["ref"][2], wall["ref"], mode, cfg.cache)
+        timing.wall_per_call_ms = wallclock.wall_per_call_ms(walls["sol"])
+        ref_timing.wall_per_call_ms = wallclock.wall_per_call_ms(walls["ref"])
         timing_kw: dict[str, Any] = {"timing": timing, "reference_timing": ref_timing, "correctness": correctness}
         if end_s.problem:
             return self._trace(sol, w, end_s.problem.status, end_s.problem.message, **timing_kw)
+        if (why := wallclock.impossible(walls["ref"])):
+            raise InvalidReference(f"reference timing: {why}")
+        why = wallclock.impossible(walls["sol"])
+        if why is None and self.kind == "cpu":
+            why = wallclock.undercounted(walls["sol"], walls["ref"], timing.median_ms)
+        if why:
+            return self._trace(sol, w, Status.TAMPERED, f"timing: {why}", **timing_kw)
         for i, check in enumerate(end_s.checks):  # results must still be right after timing
             expected = self._ref_call(RunOn(check.inputs), timeout=t_run).outputs
             verdict = compare(names, check.outputs, expected, w.tolerance)

@@ -73,3 +73,13 @@ def test_kill_strays_spares_what_was_there_before(tmp_path: Path) -> None:
     finally:
         before.kill()
         before.wait()
+
+
+def test_samples_forged_in_the_workers_process_are_caught_by_the_parents_clock(tmp_path: Path) -> None:
+    """The solution scales its own timer by 1/3 (a function no guard watches): the parent's clock,
+    in another process, sees its calls take longer than reported; honest solutions pass the same check."""
+    t = _run(tmp_path, [solution("forged", "forged_clock.py"), solution("honest", "good.py")])
+    assert t["forged"].status == Status.TAMPERED, (t["forged"].status, t["forged"].message)
+    assert "parent's clock" in t["forged"].message
+    assert t["honest"].status == Status.PASSED, t["honest"].message
+    assert t["honest"].timing.wall_per_call_ms >= t["honest"].timing.median_ms

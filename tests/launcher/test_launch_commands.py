@@ -1,6 +1,8 @@
 """`harness launch` / `reproduce` from the command line: mode choice and the errors a user sees."""
 from __future__ import annotations
 
+import os
+
 import json
 from pathlib import Path
 
@@ -49,7 +51,8 @@ def test_dry_run_shows_the_docker_command(axpy_manifest: Path, capsys: pytest.Ca
                  "--args=--warm-cache"]) == 0
     line = capsys.readouterr().out.strip()
     assert line.startswith("docker run --rm") and line.endswith(
-        "python3 -m harness run /workspace/axpy.yaml --device cpu --out /out --warm-cache")
+        f"python3 -m harness run /workspace/axpy.yaml --device cpu --out /out --owner {os.getuid()}:{os.getgid()} "
+        "--warm-cache")
 
 
 def test_manifest_outside_workspace(axpy_manifest: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

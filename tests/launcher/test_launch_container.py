@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from harness.cli import main
 from harness.launcher import devices
@@ -16,6 +19,7 @@ from harness.launcher.errors import LaunchError
 from harness.launcher.image import BuildError, ImageRecipe, ensure
 from harness.launcher.run import ContainerRun, run_container
 
+from factories import SOLUTIONS
 from launch_workspace import FAKE_CANN_ENV, write_workspace
 
 pytestmark = pytest.mark.timeout(900)
@@ -76,6 +80,28 @@ def test_reports_belong_to_the_run_user(docker_client: Any, cpu_image: Any, tmp_
     assert run_container(docker_client, plan, open(os.devnull, "w"), open(os.devnull, "w")) == 0
     path, _ = _report(out)
     assert (path.stat().st_uid, path.stat().st_gid) == (4321, 4321)
+
+
+def test_a_trespasser_in_the_container_reaches_nothing(docker_client: Any, cpu_image: Any, tmp_path: Path) -> None:
+    """The harness runs as root in the container and each worker as a uid of its own: a solution can
+    write neither the workspace, nor /out, nor the harness, nor signal the parent or the reference."""
+    manifest = write_workspace(tmp_path / "ws")
+    shutil.copy(SOLUTIONS / "trespasser.py", manifest.parent / "trespasser.py")
+    doc = yaml.safe_load(manifest.read_text())
+    doc["solutions"].append({"name": "trespasser", "language": "pytorch", "entry_point": "trespasser.py::run"})
+    manifest.write_text(yaml.safe_dump(doc, sort_keys=False))
+    before = sorted(p.name for p in manifest.parent.iterdir())
+    out = tmp_path / "out"
+    plan = ContainerRun(cpu_image, devices.cpu_spec(), manifest.parent, manifest, out, ("--quiet",))
+    assert run_container(docker_client, plan, open(os.devnull, "w"), open(os.devnull, "w")) == 0
+    _, report = _report(out)
+    assert report["environment"]["containment"]["separate_worker_uid"] is True
+    tried = dict(re.findall(r"TRESPASS (.+): (allowed|denied)", (out / "logs" / "trespasser.log").read_text()))
+    assert {"harness source", "site-packages", "manifest tree", "output folder", "own log by path", "parent memory",
+            "signal a sibling worker", "signal the parent", "build cache listing"} <= set(tried), tried
+    assert [k for k, v in tried.items() if v == "allowed"] == [], tried
+    assert sorted(p.name for p in manifest.parent.iterdir()) == before
+    assert {p.stat().st_uid for p in [out, *out.rglob("*")]} == {os.getuid()}  # handed to the caller
 
 
 def test_failing_solution_exit_code_comes_back(docker_client: Any, cpu_image: Any, tmp_path: Path) -> None:

@@ -32,11 +32,14 @@ def test_cpu_run_command_line(tmp_path: Path) -> None:
                         ("--seed", "5"), user="1000:1000")
     args = plan.docker_args()
     assert args[:4] == ["docker", "run", "--rm", "--network"]
-    assert ["--user", "1000:1000"] == args[args.index("--user"):args.index("--user") + 2]
+    # the harness is root in the container (workers get uids of their own); the caller gets the files
+    assert ["--user", "0:0"] == args[args.index("--user"):args.index("--user") + 2]
+    assert ["--cap-drop", "ALL"] == args[args.index("--cap-drop"):args.index("--cap-drop") + 2]
+    assert "no-new-privileges" in args and "SYS_ADMIN" not in args
     assert f"{tmp_path}:/workspace:ro" in args and f"{tmp_path}/out:/out" in args
     assert f"OPBENCH_IMAGE={IMAGE.tag}" in args and f"OPBENCH_IMAGE_DIGEST={IMAGE.digest}" in args
     assert args[args.index(IMAGE.tag):] == [IMAGE.tag, "python3", "-m", "harness", "run", "/workspace/m.yaml",
-                                           "--device", "cpu", "--out", "/out", "--seed", "5"]
+                                           "--device", "cpu", "--out", "/out", "--owner", "1000:1000", "--seed", "5"]
     assert "--gpus" not in args and "--device" not in args[:args.index(IMAGE.tag)]
 
 
@@ -51,7 +54,8 @@ def test_sdk_kwargs_cuda(tmp_path: Path) -> None:
     kw = ContainerRun(IMAGE, spec, tmp_path, tmp_path / "m.yaml", tmp_path / "o", user="1:1").sdk_kwargs()
     (request,) = kw["device_requests"]
     assert request["DeviceIDs"] == ["0", "2"] and request["Capabilities"] == [["gpu"]]
-    assert kw["command"][-4:] == ["--device", "cuda", "--out", "/out"]
+    assert kw["command"][-6:] == ["--device", "cuda", "--out", "/out", "--owner", "1:1"]
+    assert kw["user"] == "0:0" and kw["cap_drop"] == ["ALL"] and kw["security_opt"] == ["no-new-privileges"]
     assert [(m["Target"], m["ReadOnly"]) for m in kw["mounts"]] == [("/workspace", True), ("/out", False)]
     all_gpus = ContainerRun(IMAGE, devices.DeviceSpec("cuda", gpus=()), tmp_path, tmp_path / "m.yaml",
                             tmp_path / "o").sdk_kwargs()["device_requests"][0]
