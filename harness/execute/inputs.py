@@ -6,12 +6,22 @@ reference worker, the solution worker and a later reproduction all see the same 
 from __future__ import annotations
 
 import hashlib
+import math
 from typing import Any
 
 import torch
 
 from harness.execute.dtypes import to_torch
 from harness.spec.model import Definition, Generator, Workload
+
+
+def workload_bytes(definition: Definition, w: Workload) -> int:
+    """Bytes of every declared input and output of `w` (a scalar counts 8)."""
+    total = 0
+    for name, spec in {**definition.inputs, **definition.outputs}.items():
+        shape = w.shape_of(spec)
+        total += 8 if shape is None else math.prod(shape) * to_torch(w.dtypes[name]).itemsize
+    return total
 
 
 def mix_seed(*parts: int | str) -> int:

@@ -106,12 +106,15 @@ class Worker:
                 self.kill()
                 raise late
         try:
-            raw = protocol.read_frame(fd, deadline)
+            raw = protocol.read_frame(fd, deadline, self.expect.frame_bytes)
         except TimeoutError:  # the worker stopped halfway through a reply (TimeoutError is an OSError)
             self.kill()
             raise late
         except (EOFError, OSError):
             raise self._died()
+        except protocol.Malformed as exc:
+            self.kill()
+            raise WorkerError("TAMPERED", str(exc))
         try:
             reply = protocol.decode(raw, command.replies, self.expect)
         except protocol.Malformed as exc:

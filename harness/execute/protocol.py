@@ -40,6 +40,7 @@ from harness.spec.model import BenchConfig, Definition, Reference, Solution, Wor
 MAX_MESSAGE = 4000   # characters of a worker's message the parent keeps (head and tail)
 MAX_NAME = 200       # a short string: a mode, a clock name, a placeholder for a non-tensor output
 MAX_ITEMS = 64       # entries in a descriptive mapping (device info, versions, clocks)
+SMALL_FRAME = 4 << 20  # bytes of a reply that carries no tensors; one that does may add twice their declared size
 
 # What a worker may say went wrong: errors of the code it ran, and what its own checks saw.
 FAILURE_STATUSES = frozenset({Status.COMPILE_ERROR, Status.RUNTIME_ERROR, Status.OUT_OF_MEMORY, Status.TAMPERED})
@@ -151,6 +152,9 @@ class Expect:
     input_sets: int | None = None      # input sets being timed (after TimeStart)
     calls_per_sample: frozenset[int] = frozenset({1})
     samples: int | None = None         # samples the pending TimeChunk asked for
+    definition: Definition | None = None
+    data_bytes: int = 0                # declared inputs + outputs of the workload in play (Run, TimeStart)
+    frame_bytes: int = SMALL_FRAME     # the largest reply frame the parent reads (a bigger one is TAMPERED)
 
 
 # -- commands (parent -> worker) ------------------------------------------------------------------
@@ -161,7 +165,7 @@ class Command:
 
     def expect(self, before: Expect) -> Expect:
         """What this command's reply must hold, given what earlier commands established."""
-        return replace(before, samples=None)
+        return replace(before, samples=None, frame_bytes=SMALL_FRAME)
 
 
 @dataclass(frozen=True)
@@ -177,7 +181,8 @@ class Build(Command):
     private_seed: int
 
     def expect(self, before: Expect) -> Expect:
-        return Expect(inputs=len(self.definition.inputs), outputs=len(self.definition.outputs))
+        return Expect(inputs=len(self.definition.inputs), outputs=len(self.definition.outputs),
+                      definition=self.definition)
 
 
 @dataclass(frozen=True)
@@ -189,6 +194,10 @@ class Run(Command):
     workload: Workload
     seed: int
 
+    def expect(self, before: Expect) -> Expect:
+        data = _data_bytes(before, self.workload)
+        return replace(before, samples=None, data_bytes=data, frame_bytes=SMALL_FRAME + 2 * data)
+
 
 @dataclass(frozen=True)
 class RunOn(Command):
@@ -197,6 +206,9 @@ class RunOn(Command):
     name: ClassVar[str] = "run_on"
     replies: ClassVar[tuple[type, ...]] = (Outputs,)
     inputs: list[Any]
+
+    def expect(self, before: Expect) -> Expect:
+        return replace(before, samples=None, frame_bytes=SMALL_FRAME + 2 * before.data_bytes)
 
 
 @dataclass(frozen=True)
@@ -210,8 +222,9 @@ class TimeStart(Command):
     cfg: BenchConfig
 
     def expect(self, before: Expect) -> Expect:
-        return replace(before, samples=None, input_sets=len(self.seeds),
-                       calls_per_sample=frozenset({1, self.cfg.graph_batch}))
+        return replace(before, samples=None, input_sets=len(self.seeds), frame_bytes=SMALL_FRAME,
+                       calls_per_sample=frozenset({1, self.cfg.graph_batch}),
+                       data_bytes=_data_bytes(before, self.workload))
 
 
 @dataclass(frozen=True)
@@ -223,7 +236,7 @@ class TimeChunk(Command):
     n: int
 
     def expect(self, before: Expect) -> Expect:
-        return replace(before, samples=self.n)
+        return replace(before, samples=self.n, frame_bytes=SMALL_FRAME)
 
 
 @dataclass(frozen=True)
@@ -232,6 +245,14 @@ class TimeEnd(Command):
 
     name: ClassVar[str] = "time_end"
     replies: ClassVar[tuple[type, ...]] = (TimingEnded,)
+
+    def expect(self, before: Expect) -> Expect:  # every input set with its last outputs
+        return replace(before, samples=None, frame_bytes=SMALL_FRAME + 2 * before.data_bytes * (before.input_sets or 1))
+
+
+def _data_bytes(before: Expect, workload: Workload) -> int:
+    from harness.execute.inputs import workload_bytes
+    return workload_bytes(before.definition, workload) if before.definition is not None else 0
 
 
 @dataclass(frozen=True)
@@ -290,10 +311,13 @@ def write_frame(fd: int, payload: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def read_frame(fd: int, deadline: float) -> bytes:
+def read_frame(fd: int, deadline: float, limit: int | None = None) -> bytes:
     """Parent side: one whole frame, or TimeoutError at `deadline` (monotonic), also when the worker
-    stops halfway through a frame; EOFError when the worker closed its end."""
+    stops halfway through a frame; EOFError when the worker closed its end; Malformed when the frame
+    announces more than `limit` bytes (nothing of it is read)."""
     (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
+    if limit is not None and size > limit:
+        raise Malformed(f"reply of {size} bytes; at most {limit} expected for what was asked")
     return _read_exact(fd, size, deadline)
 
 

@@ -26,6 +26,15 @@ def _describe(exc: BaseException) -> str:
     return protocol.clip(f"{type(exc).__name__}: {exc}\n{tb}")
 
 
+def _compact(t: Any) -> Any:
+    """A CPU copy holding only `t`'s own elements: torch.save writes a view's whole storage, and the
+    parent refuses a reply larger than the declared outputs."""
+    out = t.detach().cpu()
+    if out.untyped_storage().nbytes() > out.numel() * out.element_size():
+        out = out.clone()
+    return out
+
+
 class WorkerState:
     """Everything one worker holds between commands; no module-level state."""
 
@@ -93,7 +102,7 @@ class WorkerState:
         outs = as_output_list(result, names)
         if isinstance(outs, str):
             return [], outs
-        cpu = [o.detach().cpu() if type(o) is __import__("torch").Tensor else f"<{type(o).__name__}>" for o in outs]
+        cpu = [_compact(o) if type(o) is __import__("torch").Tensor else f"<{type(o).__name__}>" for o in outs]
         return cpu, None
 
     def run(self, cmd: Run) -> Outputs | Rejected:
@@ -182,7 +191,7 @@ class WorkerState:
             if why:
                 problem = problem or Rejected(Status.INVALID_OUTPUT, f"while timed: {why}")
                 continue
-            checks.append(TimedCheck([x.detach().cpu() if hasattr(x, "detach") else x for x in entry["inputs"]], outs))
+            checks.append(TimedCheck([_compact(x) if hasattr(x, "detach") else x for x in entry["inputs"]], outs))
         self.pool, self.sampler = [], None
         return TimingEnded(hidden, problem, checks)
 

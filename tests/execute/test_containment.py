@@ -19,9 +19,9 @@ from harness.spec.manifest import load_manifest
 BENCH = {"run_timeout_s": 120, "max_time_s": 2, "min_samples": 20, "correctness_rounds": 1}
 
 
-def _run(tmp: Path, sols: list[dict]) -> dict:
+def _run(tmp: Path, sols: list[dict], **bench: object) -> dict:
     path = tmp / "axpy.yaml"
-    path.write_text(yaml.safe_dump(axpy_document(sols, BENCH, n=1 << 18), sort_keys=False))
+    path.write_text(yaml.safe_dump(axpy_document(sols, {**BENCH, **bench}, n=1 << 18), sort_keys=False))
     report = Runner(load_manifest(path), RunOptions(device="cpu", run_seed=7, log_dir=tmp / "logs")).run()
     return {t.solution: t for t in report.traces}
 
@@ -75,11 +75,10 @@ def test_kill_strays_spares_what_was_there_before(tmp_path: Path) -> None:
         before.wait()
 
 
-def test_samples_forged_in_the_workers_process_are_caught_by_the_parents_clock(tmp_path: Path) -> None:
-    """The solution scales its own timer by 1/3 (a function no guard watches): the parent's clock,
-    in another process, sees its calls take longer than reported; honest solutions pass the same check."""
-    t = _run(tmp_path, [solution("forged", "forged_clock.py"), solution("honest", "good.py")])
-    assert t["forged"].status == Status.TAMPERED, (t["forged"].status, t["forged"].message)
-    assert "parent's clock" in t["forged"].message
-    assert t["honest"].status == Status.PASSED, t["honest"].message
-    assert t["honest"].timing.wall_per_call_ms >= t["honest"].timing.median_ms
+def test_a_timer_scaled_in_the_workers_process_is_caught(tmp_path: Path) -> None:
+    """The solution scales its own timer by 1/3 (a function no guard watches); the hidden-work probe
+    times a call with the host clock against the same events and sees the gap. The parent's own
+    wall time per call is in the report beside the samples."""
+    t = _run(tmp_path, [solution("forged", "forged_clock.py")])["forged"]
+    assert t.status == Status.HIDDEN_WORK, (t.status, t.message)
+    assert t.timing.wall_per_call_ms > t.timing.median_ms

@@ -178,6 +178,25 @@ def test_half_frame_ends_at_the_deadline_and_a_closed_pipe_is_eof() -> None:
             os.close(w)
 
 
+def test_a_frame_larger_than_asked_for_is_refused_unread() -> None:
+    r, w = os.pipe()
+    with os.fdopen(r, "rb", buffering=0), os.fdopen(w, "wb", buffering=0):
+        os.write(w, (1 << 40).to_bytes(8, "big") + b"x" * 100)
+        with pytest.raises(p.Malformed, match="at most 4096"):
+            p.read_frame(r, time.monotonic() + 60, limit=4096)
+
+
+def test_frame_limits_follow_the_declared_tensors(write_manifest) -> None:
+    m = load_manifest(write_manifest(axpy_document([solution("sol", "good.py")])))
+    e = p.Build(m.solutions[0], m.definition, "cpu", 0, 1).expect(p.Expect())
+    w = m.workloads[0]
+    run = p.Run(w, 1).expect(e)
+    assert run.data_bytes == 3 * 4096 * 4 and run.frame_bytes == p.SMALL_FRAME + 2 * run.data_bytes
+    started = p.TimeStart(w, [1, 2, 3], m.bench).expect(run)
+    assert p.TimeChunk(5).expect(started).frame_bytes == p.SMALL_FRAME
+    assert p.TimeEnd().expect(started).frame_bytes == p.SMALL_FRAME + 2 * 3 * run.data_bytes
+
+
 def test_frame_round_trips() -> None:
     r, w = os.pipe()
     with os.fdopen(r, "rb", buffering=0), os.fdopen(w, "wb", buffering=0):
@@ -217,5 +236,26 @@ def test_half_written_reply_is_a_timeout_not_a_hang(axpy, tmp_path: Path) -> Non
             worker.call(p.Run(m.workloads[0], 1), timeout=10)
         assert info.value.status == "TIMEOUT" and "'run' did not finish within 10 s" in info.value.message
         assert not worker.alive
+    finally:
+        worker.close()
+
+
+def test_a_reply_larger_than_the_declared_outputs_is_tampered(axpy, tmp_path: Path) -> None:
+    worker, m = axpy("huge_reply.py", tmp_path)
+    try:
+        with pytest.raises(WorkerError) as info:
+            worker.call(p.Run(m.workloads[0], 1), timeout=60)
+        assert info.value.status == "TAMPERED" and "1099511627776 bytes" in info.value.message
+        assert not worker.alive
+    finally:
+        worker.close()
+
+
+def test_an_output_viewing_a_large_buffer_is_sent_compactly(axpy, tmp_path: Path) -> None:
+    worker, m = axpy("big_view.py", tmp_path)
+    try:
+        reply = worker.call(p.Run(m.workloads[0], 1), timeout=60)
+        (out,) = reply.outputs
+        assert out.untyped_storage().nbytes() == out.numel() * 4
     finally:
         worker.close()

@@ -1,6 +1,7 @@
 """Hostile: reports a third of its real time by scaling the CPU timer's elapsed time, a function the
-tamper guard does not watch (anything in the process can be patched). Only the parent's own clock,
-in another process, can tell: TAMPERED on the CPU."""
+tamper guard does not watch (anything in the process can be patched). The hidden-work probe, which
+times one call with the host clock against the same events, sees the difference: HIDDEN_WORK.
+(A forger who also patches the probe is the residual risk the README states.)"""
 import torch
 
 from harness.measure.devices import cpu
