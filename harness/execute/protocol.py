@@ -96,7 +96,8 @@ class TimingStarted:
 
 @dataclass(frozen=True)
 class Chunk:
-    """Exactly the samples asked for, in ms per call, each finite and > 0, and the clocks after."""
+    """Exactly the samples asked for, in ms per call, each finite and >= 0 (0: the call queued no
+    device work between its markers, which the parent turns into HIDDEN_WORK), and the clocks after."""
 
     samples: list[float]
     clocks: dict[str, float]
@@ -500,8 +501,11 @@ def _chunk(d: dict[str, Any], expect: Expect, w: str) -> Chunk:
     samples = _list(d["samples"], f"{w}.samples", expect.samples)
     if not samples:
         raise _Bad(f"{w}.samples: empty")
-    return Chunk([_float(s, f"{w}.samples[{i}]", positive=True) for i, s in enumerate(samples)],
-                 _clocks(d["clocks"], f"{w}.clocks"))
+    values = [_float(s, f"{w}.samples[{i}]") for i, s in enumerate(samples)]
+    for i, v in enumerate(values):
+        if v < 0:
+            raise _Bad(f"{w}.samples[{i}]: {v} is negative")
+    return Chunk(values, _clocks(d["clocks"], f"{w}.clocks"))
 
 
 def _hidden(value: Any, w: str) -> HiddenWork:

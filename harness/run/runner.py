@@ -277,6 +277,10 @@ class Runner:
                 why = (f"host clock saw {hidden['wall_ms']:.4g} ms per call but device events only "
                        f"{hidden['events_ms']:.4g} ms: work ran outside the timed stream")
             return self._trace(sol, w, Status.HIDDEN_WORK, why, **timing_kw)
+        idle = sum(1 for x in series["sol"] if x == 0)
+        if idle:
+            return self._trace(sol, w, Status.HIDDEN_WORK, f"{idle} of {len(series['sol'])} timed calls queued no device "
+                               "work on the timed stream (work done elsewhere, or not at all, while timed)", **timing_kw)
         speedup = ref_timing.median_ms / timing.median_ms if timing.median_ms > 0 else None
         throughput = self._throughput(w, timing.median_ms)
         flags = []
