@@ -1,23 +1,29 @@
 """The cases of a bench module, timed in a bench mode (`harness run` on a bench-module manifest).
 
-Runs in this process: the device is set up first (which imports torch_npu before any user module),
-then the bench module is validated and each case is timed in the chosen mode. A case that fails,
-or whose time cannot be attributed to the named kernels, gets an error status and no time.
-The report has the same format as `harness run`'s, so `harness merge` and the table work unchanged.
+The module is user code, so it runs where solutions run: in a worker (`isolation.Worker`), on files
+staged into its sandbox, with the same deadlines, crash statuses and containment. The worker sets
+up the device (which imports torch_npu before any user module), loads the module, and times one
+case per command; a case that fails, hangs, crashes the worker or whose time cannot be attributed
+to the named kernels gets that status and no time, and the next case gets a fresh worker if needed.
+The parent summarizes the raw samples itself. A module that breaks the contract is an input error
+(exit 2). The report has the same format as `harness run`'s, so merge and the table work unchanged.
 """
 from __future__ import annotations
 
+import shutil
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
-from harness.benchmod.module import load_bench
-from harness.measure.devices import make_device
+from harness.execute.benchmodule import BenchModuleError, default_bench_file
+from harness.execute import sandbox
+from harness.execute.isolation import Worker, WorkerError
+from harness.execute.protocol import BenchLoad, BenchLoaded, BenchTime
 from harness.measure.environment import environment
-from harness.measure.profilers.attribution import AttributionError
-from harness.measure.profilers.modes import CaseRun, ModeError, check_mode, run_mode
+from harness.measure.profilers.modes import check_mode
 from harness.results.report import Report
+from harness.results.stats import summarize
 from harness.results.trace import Status, Trace
 from harness.spec.benchmodule import BenchModuleSpec
 from harness.spec.shard import Shard
@@ -25,48 +31,68 @@ from harness.spec.shard import Shard
 CHECK_NOTE = "timing only (bench module: no correctness check)"
 
 
-def _trace(spec_name: str, case_id: str, header: Any, device: str, status: Status, **kw: Any) -> Trace:
+def _trace(spec_name: str, case_id: str, loaded: BenchLoaded, device: str, status: Status, **kw: object) -> Trace:
     """A report row for one case: the api is the 'solution', its api-kind the 'language'."""
-    return Trace(definition=spec_name, workload=case_id, solution=header.api_name, language=header.api_kind,
-                 device=device, status=status, correctness={"checked": False, "note": CHECK_NOTE}, **kw)
+    return Trace(definition=spec_name, workload=case_id, solution=loaded.api_name, language=loaded.api_kind,
+                 device=device, status=status, correctness={"checked": False, "note": CHECK_NOTE}, **kw)  # type: ignore[arg-type]
 
 
-def run_cases(spec: BenchModuleSpec, device: Any, workdir: Path, case_ids: list[str] | None,
-              say: Callable[[str], None], shard: Shard | None = None) -> tuple[list[Trace], dict[str, Any]]:
-    """Time every case (or shard i/n's: cases dealt round-robin, as suites are); returns traces and
-    the device info. Raises BenchModuleError on a bad module."""
-    loaded = load_bench(spec.operator, spec.bench, device)
-    name = spec.name or loaded.header.api_name
-    traces = []
-    cases = loaded.cases()
-    if shard is not None:
-        cases = cases[shard.index - 1::shard.count]
-    for case in cases:
-        if case_ids and case.id not in case_ids:
-            continue
-        axes = {k: v for k, v in case.params.items() if isinstance(v, int) and not isinstance(v, bool)
-                and k not in ("warmup", "repeats", "seed")}
-        child = ("--manifest", str(spec.path.resolve()), "--case", case.id, "--device", device.kind,
-                 "--device-index", str(device.index), "--cache", spec.config.cache)
-        say(f"{name} / {case.id}: {spec.mode}")
+def run_cases(spec: BenchModuleSpec, kind: str, device_index: int, out: Path, case_ids: list[str] | None,
+              say: Callable[[str], None], shard: Shard | None = None) -> tuple[list[Trace], dict[str, object]]:
+    """Time every case (or shard i/n's: cases dealt round-robin, as suites are) in a worker; returns
+    traces and the device info. Raises BenchModuleError on a module that breaks the contract."""
+    bench = spec.bench or default_bench_file(spec.operator)
+    files = [spec.operator, bench] if bench.is_file() else [spec.operator]
+    name = spec.name or spec.operator.stem
+    cfg = spec.config
+    load = BenchLoad(spec.operator, bench if bench.is_file() else None, kind, device_index)
+    worker = Worker(f"bench-{sandbox.safe_name(name)}", out / "logs", key=sandbox.files_key(name, files))
+    profiles = Path(tempfile.mkdtemp(prefix="profiles-", dir=out))  # profiler output, kept for the artifact
+
+    def loaded() -> BenchLoaded:
         try:
-            fn = loaded.case_fn(case)
-            res = run_mode(spec.mode, device, CaseRun(fn, loaded.header.kernels, case.warmup, case.repeats, child),
-                           spec.config, workdir)
-        except (AttributionError, ModeError) as exc:
-            traces.append(_trace(name, case.id, loaded.header, device.kind, Status.RUNTIME_ERROR, axes=axes,
-                                 message=f"{spec.mode}: {exc}", flags=[f"mode {spec.mode}"]))
-            continue
-        except Exception as exc:  # the case itself failed: a status, not a crash of the run
-            status = Status.OUT_OF_MEMORY if device.memory_error(exc) else Status.RUNTIME_ERROR
-            traces.append(_trace(name, case.id, loaded.header, device.kind, status, axes=axes,
-                                 message=f"{type(exc).__name__}: {exc}", flags=[f"mode {spec.mode}"]))
-            continue
-        traces.append(_trace(name, case.id, loaded.header, device.kind, Status.PASSED, axes=axes, timing=res.stats,
-                             flags=[f"mode {res.mode}", f"kernels: {res.attributed}", "not checked"],
-                             throughput={}))
-        traces[-1].correctness["attribution"] = res.details
-    return traces, device.info()
+            reply = worker.call(load, timeout=cfg.compile_timeout_s)
+        except WorkerError as exc:
+            if exc.status == Status.COMPILE_ERROR.value:
+                raise BenchModuleError(str(bench), exc.message.splitlines()) from None
+            raise
+        assert isinstance(reply, BenchLoaded)
+        return reply
+
+    try:
+        try:
+            info = loaded()
+        except WorkerError as exc:  # the module hung, crashed or raised while loading: one row says so
+            return [Trace(name, "*", {}, name, "bench-module", kind, Status(exc.status), message=exc.message)], {"kind": kind}
+        name = spec.name or info.api_name
+        cases = info.cases[shard.index - 1::shard.count] if shard is not None else info.cases
+        traces = []
+        for case in cases:
+            if case_ids and case.id not in case_ids:
+                continue
+            say(f"{name} / {case.id}: {spec.mode}")
+            flags = [f"mode {spec.mode}"]
+            try:
+                if not worker.alive:  # the last case took its worker down: a fresh one for this case
+                    info = loaded()
+                workdir = Path("profiles") / case.id
+                res = worker.call(BenchTime(case.id, spec.mode, cfg, worker.scratch / workdir if worker.scratch else workdir),
+                                  timeout=2 * cfg.run_timeout_s + cfg.max_time_s)
+            except WorkerError as exc:
+                traces.append(_trace(name, case.id, info, kind, Status(exc.status), axes=case.axes, message=exc.message,
+                                     flags=flags))
+                continue
+            finally:
+                if worker.scratch and (worker.scratch / "profiles" / case.id).is_dir():
+                    shutil.copytree(worker.scratch / "profiles" / case.id, profiles / case.id, symlinks=True,
+                                    dirs_exist_ok=True)
+            stats = summarize(res.samples, res.rule_met, res.stop_reason, res.wall_s, res.mode, cfg.cache)
+            traces.append(_trace(name, case.id, info, kind, Status.PASSED, axes=case.axes, timing=stats,
+                                 flags=[f"mode {res.mode}", f"kernels: {res.attributed}", "not checked"], throughput={}))
+            traces[-1].correctness["attribution"] = res.details
+        return traces, info.device
+    finally:
+        worker.close()
 
 
 def run_bench_module(spec: BenchModuleSpec, kind: str, device_index: int, out: Path, case_ids: Sequence[str],
@@ -81,10 +107,7 @@ def run_bench_module(spec: BenchModuleSpec, kind: str, device_index: int, out: P
         return Report.of_problem(definition=name, manifest=str(spec.path), device=kind, run_seed=None, bench=bench,
                                  environment=environment({"kind": kind}), traces=traces)
     check_mode(spec.mode, kind)
-    device = make_device(kind, device_index)
-    device.setup()
     out.mkdir(parents=True, exist_ok=True)
-    workdir = Path(tempfile.mkdtemp(prefix="profiles-", dir=out))  # profiler output, kept for the artifact
-    traces, info = run_cases(spec, device, workdir, list(case_ids) or None, say, shard)
+    traces, info = run_cases(spec, kind, device_index, out, list(case_ids) or None, say, shard)
     return Report.of_problem(definition=traces[0].definition if traces else name, manifest=str(spec.path),
                              device=kind, run_seed=None, bench=bench, environment=environment(info), traces=traces)

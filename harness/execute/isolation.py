@@ -19,7 +19,7 @@ from typing import Any, Iterator
 
 from harness.execute import containment, protocol, sandbox, worker
 from harness.logs import tail_of
-from harness.execute.protocol import Build, Command, Exit, Expect, Failure, Reply
+from harness.execute.protocol import BenchLoad, Build, Command, Exit, Expect, Failure, Reply
 from harness.spec.model import Solution
 
 
@@ -62,6 +62,11 @@ class Worker:
         return self
 
     @property
+    def scratch(self) -> Path | None:
+        """The worker's scratch folder while it runs (profiler output is collected from there)."""
+        return self.box.scratch if self.box is not None else None
+
+    @property
     def pid(self) -> int | None:
         """The worker's pid, which is also its session and process-group id (it calls setsid first)."""
         return self.proc.pid if self.proc is not None else None
@@ -88,9 +93,13 @@ class Worker:
         """Send `command`; its reply, or WorkerError (TIMEOUT, TAMPERED, a crash, or the worker's Failure)."""
         if not self.alive:
             self.start()
-        if isinstance(command, Build) and isinstance(command.target, Solution):
-            assert self.box is not None  # the worker reads its staged copy, never the manifest tree
-            command = replace(command, target=sandbox.stage(command.target, self.box))
+        assert self.box is not None
+        if isinstance(command, Build) and isinstance(command.target, Solution):  # the worker reads its staged
+            command = replace(command, target=sandbox.stage(command.target, self.box))  # copy, never the manifests
+        elif isinstance(command, BenchLoad):
+            moved = sandbox.stage_files([f for f in (command.operator, command.bench) if f is not None], self.box)
+            command = replace(command, operator=moved[command.operator],
+                              bench=moved[command.bench] if command.bench is not None else None)
         self.expect = command.expect(self.expect)
         try:
             protocol.send_command(self.conn, command)

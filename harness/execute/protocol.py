@@ -18,6 +18,7 @@ Trust model:
 Command -> the replies it may get (any command may also get `Failure`; `Exit` gets none):
   Build -> Built        Run -> Outputs | Rejected    RunOn -> Outputs
   TimeStart -> TimingStarted    TimeChunk -> Chunk   TimeEnd -> TimingEnded
+  BenchLoad -> BenchLoaded      BenchTime -> BenchTimed   (bench modules: harness/benchmod/run.py)
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ import select
 import struct
 import time
 from dataclasses import dataclass, field, fields, is_dataclass, replace
+from pathlib import Path
 from typing import Any, ClassVar, Union
 
 import torch
@@ -140,7 +142,39 @@ class TimingEnded:
     checks: list[TimedCheck] = field(default_factory=list)
 
 
-Reply = Union[Failure, Rejected, Built, Outputs, TimingStarted, Chunk, TimingEnded]
+@dataclass(frozen=True)
+class BenchCaseInfo:
+    """One case of a bench module, as its hooks declared it."""
+
+    id: str
+    axes: dict[str, int]
+
+
+@dataclass(frozen=True)
+class BenchLoaded:
+    """The bench module and its operator loaded in the worker; its header and cases."""
+
+    api_name: str
+    api_kind: str
+    kernels: list[str]
+    cases: list[BenchCaseInfo]
+    device: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class BenchTimed:
+    """One case timed in a bench mode: the raw samples (the parent summarizes them itself)."""
+
+    mode: str
+    samples: list[float]
+    rule_met: bool
+    stop_reason: str
+    wall_s: float
+    attributed: str
+    details: dict[str, Any]
+
+
+Reply = Union[Failure, Rejected, Built, Outputs, TimingStarted, Chunk, TimingEnded, BenchLoaded, BenchTimed]
 
 
 # -- what the parent knows a reply must hold ------------------------------------------------------
@@ -254,6 +288,30 @@ class TimeEnd(Command):
 def _data_bytes(before: Expect, workload: Workload) -> int:
     from harness.execute.inputs import workload_bytes
     return workload_bytes(before.definition, workload) if before.definition is not None else 0
+
+
+@dataclass(frozen=True)
+class BenchLoad(Command):
+    """Set up the device, import the operator and its bench module (both staged), list the cases."""
+
+    name: ClassVar[str] = "bench_load"
+    replies: ClassVar[tuple[type, ...]] = (BenchLoaded,)
+    operator: Path
+    bench: Path | None
+    device_kind: str
+    device_index: int
+
+
+@dataclass(frozen=True)
+class BenchTime(Command):
+    """Time one case of the loaded bench module in `mode`; profiler output goes under `workdir`."""
+
+    name: ClassVar[str] = "bench_time"
+    replies: ClassVar[tuple[type, ...]] = (BenchTimed,)
+    case: str
+    mode: str
+    cfg: BenchConfig
+    workdir: Path
 
 
 @dataclass(frozen=True)
@@ -539,5 +597,38 @@ def _timing_ended(d: dict[str, Any], expect: Expect, w: str) -> TimingEnded:
                        [_check(c, expect, f"{w}.checks[{i}]") for i, c in enumerate(checks)])
 
 
+MAX_CASES = 20       # a bench module's cases (the contract's limit)
+MAX_SAMPLES = 1_000_000
+
+
+def _bench_loaded(d: dict[str, Any], expect: Expect, w: str) -> BenchLoaded:
+    cases = []
+    for i, c in enumerate(_list(d["cases"], f"{w}.cases", most=MAX_CASES)):
+        c = _fields(c, BenchCaseInfo, f"{w}.cases[{i}]")
+        axes = c["axes"]
+        if type(axes) is not dict or len(axes) > MAX_ITEMS:
+            raise _Bad(f"{w}.cases[{i}].axes: expected a mapping of at most {MAX_ITEMS} integers")
+        cases.append(BenchCaseInfo(_str(c["id"], f"{w}.cases[{i}].id", MAX_NAME),
+                                   {_str(k, f"{w}.cases[{i}].axes key", MAX_NAME): _int(v, f"{w}.cases[{i}].axes[{k!r}]")
+                                    for k, v in axes.items()}))
+    kernels = _list(d["kernels"], f"{w}.kernels", most=MAX_ITEMS)
+    return BenchLoaded(_str(d["api_name"], f"{w}.api_name", MAX_NAME), _str(d["api_kind"], f"{w}.api_kind", MAX_NAME),
+                       [_str(k, f"{w}.kernels[{i}]", MAX_NAME) for i, k in enumerate(kernels)], cases,
+                       _mapping(d["device"], f"{w}.device"))
+
+
+def _bench_timed(d: dict[str, Any], expect: Expect, w: str) -> BenchTimed:
+    samples = _list(d["samples"], f"{w}.samples", most=MAX_SAMPLES)
+    if not samples:
+        raise _Bad(f"{w}.samples: empty")
+    if type(d["rule_met"]) is not bool:
+        raise _Bad(f"{w}.rule_met: expected a bool")
+    return BenchTimed(_str(d["mode"], f"{w}.mode", MAX_NAME),
+                      [_float(s, f"{w}.samples[{i}]", positive=True) for i, s in enumerate(samples)], d["rule_met"],
+                      _str(d["stop_reason"], f"{w}.stop_reason", MAX_NAME), _float(d["wall_s"], f"{w}.wall_s"),
+                      _str(d["attributed"], f"{w}.attributed", MAX_NAME), _mapping(d["details"], f"{w}.details"))
+
+
 _DECODERS: dict[type, Any] = {Failure: _failure, Rejected: _rejected, Built: _built, Outputs: _outputs_reply,
-                              TimingStarted: _timing_started, Chunk: _chunk, TimingEnded: _timing_ended}
+                              TimingStarted: _timing_started, Chunk: _chunk, TimingEnded: _timing_ended,
+                              BenchLoaded: _bench_loaded, BenchTimed: _bench_timed}

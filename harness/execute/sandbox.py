@@ -105,14 +105,18 @@ def policy(environ: dict[str, str] | None = None) -> Policy:
     return Policy(True, "each worker runs as its own unprivileged uid", root / "build")
 
 
+def safe_name(label: str) -> str:
+    """`label` as a plain file name: letters, digits, '-', '_' and '.', at most 40 characters."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in label)[:40].lstrip(".") or "_"
+
+
 def content_key(label: str, parts: list[bytes]) -> str:
     """A build-cache folder name: the label made safe plus a hash of everything that decides the build."""
     h = hashlib.sha256()
     for part in parts:
         h.update(len(part).to_bytes(8, "little"))
         h.update(part)
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in label)[:40]
-    return f"{safe}-{h.hexdigest()[:16]}"
+    return f"{safe_name(label)}-{h.hexdigest()[:16]}"
 
 
 def _device_groups() -> tuple[int, ...]:
@@ -128,8 +132,7 @@ def _device_groups() -> tuple[int, ...]:
 
 def make(pol: Policy, label: str, key: str) -> Sandbox:
     """A fresh scratch folder and the build cache for `key`, owned by the worker's uid."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in label)[:40]
-    scratch = Path(tempfile.mkdtemp(prefix=f"opbench-{safe}-"))
+    scratch = Path(tempfile.mkdtemp(prefix=f"opbench-{safe_name(label)}-"))
     build = pol.cache_root / key
     if not pol.separate_uid:
         build.mkdir(parents=True, exist_ok=True)
@@ -155,9 +158,9 @@ def _chown_tree(root: Path, uid: int) -> None:
             os.chown(os.path.join(folder, name), uid, uid, follow_symlinks=False)
 
 
-def stage(solution: Solution, box: Sandbox) -> Solution:
-    """Copy the solution's files into the scratch folder (their layout kept) and point the solution there."""
-    files = [solution.entry_file, *solution.sources]
+def stage_files(files: list[Path], box: Sandbox) -> dict[Path, Path]:
+    """Copy `files` into the scratch folder, their layout kept (relative to their common folder);
+    where each one went."""
     top = Path(os.path.commonpath([str(f.parent) for f in files]))
     dest = box.scratch / "src"
     moved: dict[Path, Path] = {}
@@ -168,7 +171,18 @@ def stage(solution: Solution, box: Sandbox) -> Solution:
         moved[f] = target
     if box.uid is not None:
         _chown_tree(dest, box.uid)
+    return moved
+
+
+def stage(solution: Solution, box: Sandbox) -> Solution:
+    """The solution with its files staged into the scratch folder (see `stage_files`)."""
+    moved = stage_files([solution.entry_file, *solution.sources], box)
     return replace(solution, entry_file=moved[solution.entry_file], sources=tuple(moved[s] for s in solution.sources))
+
+
+def files_key(label: str, files: list[Path]) -> str:
+    """The build-cache key of code made of `files` (their names and content)."""
+    return content_key(label, [part for f in files for part in (f.name.encode(), f.read_bytes())])
 
 
 def solution_key(solution: Solution) -> str:

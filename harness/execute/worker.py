@@ -15,9 +15,9 @@ import traceback
 from typing import Any, Callable
 
 from harness.execute import protocol
-from harness.execute.protocol import (Build, Built, Chunk, Command, Exit, Failure, HiddenWork, Outputs, Rejected,
-                                      Reply, Run, RunOn, TimedCheck, TimeChunk, TimeEnd, TimeStart, TimingEnded,
-                                      TimingStarted)
+from harness.execute.protocol import (BenchCaseInfo, BenchLoad, BenchLoaded, BenchTime, BenchTimed, Build, Built,
+                                      Chunk, Command, Exit, Failure, HiddenWork, Outputs, Rejected, Reply, Run, RunOn,
+                                      TimedCheck, TimeChunk, TimeEnd, TimeStart, TimingEnded, TimingStarted)
 from harness.results.trace import Status
 
 
@@ -48,6 +48,8 @@ class WorkerState:
         self.sampler: Any = None
         self.pool: list[dict[str, Any]] = []
         self.rng = random.Random(0)
+        self.bench: Any = None  # a loaded bench module (BenchLoad), and where its files are
+        self.bench_files: tuple[Any, Any] = (None, None)
 
     # -- commands -----------------------------------------------------------------------------
     def build(self, cmd: Build) -> Built | Failure:
@@ -196,10 +198,46 @@ class WorkerState:
         return TimingEnded(hidden, problem, checks)
 
 
+    # -- bench modules (harness/benchmod/run.py drives these) ------------------------------------
+    def bench_load(self, cmd: BenchLoad) -> BenchLoaded | Failure:
+        import torch  # noqa: F401  (torch, and torch_npu via the device, before the operator)
+        from harness.execute.benchmodule import BenchModuleError, load_bench
+        from harness.measure.devices import make_device
+        self.device = make_device(cmd.device_kind, cmd.device_index)
+        self.device.setup()
+        try:
+            self.bench = load_bench(cmd.operator, cmd.bench, self.device)
+            cases = [BenchCaseInfo(c.id, {k: v for k, v in c.params.items() if type(v) is int
+                                          and k not in ("warmup", "repeats", "seed")}) for c in self.bench.cases()]
+        except BenchModuleError as exc:  # the module breaks the contract: the parent makes it an input error
+            return Failure(Status.COMPILE_ERROR, "\n".join(exc.problems))
+        self.bench_files = (cmd.operator, cmd.bench)
+        h = self.bench.header
+        return BenchLoaded(h.api_name, h.api_kind, list(h.kernels), cases, self.device.info())
+
+    def bench_time(self, cmd: BenchTime) -> BenchTimed | Failure:
+        from harness.measure.profilers.attribution import AttributionError
+        from harness.measure.profilers.modes import CaseRun, ModeError, run_mode
+        case = next(c for c in self.bench.cases() if c.id == cmd.case)
+        dev = self.device
+        operator, bench = self.bench_files
+        child = ("--operator", str(operator), *(("--bench", str(bench)) if bench else ()), "--case", case.id,
+                 "--device", dev.kind, "--device-index", str(dev.index), "--cache", cmd.cfg.cache)
+        try:
+            res = run_mode(cmd.mode, dev, CaseRun(self.bench.case_fn(case), self.bench.header.kernels, case.warmup,
+                                                  case.repeats, child), cmd.cfg, cmd.workdir)
+        except (AttributionError, ModeError) as exc:
+            return Failure(Status.RUNTIME_ERROR, f"{cmd.mode}: {exc}")
+        st = res.stats
+        return BenchTimed(res.mode, list(st.samples_ms), st.rule_met, st.stop_reason, st.wall_s, res.attributed,
+                          res.details)
+
+
 # One handler per command type: a command the parent did not send cannot name a method.
 HANDLERS: dict[type[Command], Callable[[WorkerState, Any], Reply]] = {
     Build: WorkerState.build, Run: WorkerState.run, RunOn: WorkerState.run_on,
     TimeStart: WorkerState.time_start, TimeChunk: WorkerState.time_chunk, TimeEnd: WorkerState.time_end,
+    BenchLoad: WorkerState.bench_load, BenchTime: WorkerState.bench_time,
 }
 
 

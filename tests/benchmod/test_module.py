@@ -12,7 +12,7 @@ import pytest
 import torch
 import yaml
 
-from harness.benchmod.module import (API_KINDS, BenchModuleError, load_bench, parse_cases, parse_header)
+from harness.execute.benchmodule import (API_KINDS, BenchModuleError, load_bench, parse_cases, parse_header)
 from harness.spec.benchmodule import is_bench_module_manifest, load_bench_manifest
 from harness.measure.devices import make_device
 from harness.spec.schema import ManifestError
@@ -356,3 +356,46 @@ def test_cli_triton_bench_module_on_cuda_attributes_rmsnorm_kernel(tmp_path: Pat
         att = t["correctness"]["attribution"]
         assert att["kernels"] == {"rmsnorm_kernel": 50} and att["per_call"] == 1, att
         assert t["timing"]["median_ms"] > 0
+
+
+HOSTILE_CASES = dedent("""\
+    # api-name: scale
+    # api-kind: torch-function
+    # kernels: aten::mul
+    import os
+    import time
+
+    import torch
+
+    def build_operator_api(operator_module):
+        return operator_module.scale
+
+    def build_bench_cases():
+        return [{"id": "ok1"}, {"id": "hang"}, {"id": "abort"}, {"id": "raise"}, {"id": "ok2"}]
+
+    def build_bench_case_fn(operator_api, case):
+        x = torch.randn(256)
+        if case["id"] == "hang":
+            return lambda: time.sleep(3600)
+        if case["id"] == "abort":
+            return os.abort
+        if case["id"] == "raise":
+            raise ValueError("this case cannot be built")
+        return lambda: operator_api(x)
+    """)
+
+
+def test_cases_run_in_workers_a_hang_or_abort_costs_only_that_case(tmp_path: Path, cli) -> None:
+    """Bench modules are user code: they run in workers with deadlines, like solutions."""
+    write_pair(tmp_path, "torch-function", HOSTILE_CASES)
+    doc = yaml.safe_load(write_manifest(tmp_path).read_text())
+    doc["bench"]["run_timeout_s"] = 3
+    (tmp_path / "bench.yaml").write_text(yaml.safe_dump(doc))
+    proc = cli("run", str(tmp_path / "bench.yaml"), "--device", "cpu", "--out", str(tmp_path / "o"), "--quiet")
+    assert proc.returncode == 1
+    report = json.loads(next((tmp_path / "o").glob("*.json")).read_text())
+    got = {t["workload"]: (t["status"], t["message"]) for t in report["traces"]}
+    assert [t["workload"] for t in report["traces"]] == ["ok1", "hang", "abort", "raise", "ok2"]
+    assert got["ok1"][0] == got["ok2"][0] == "PASSED"
+    assert got["hang"][0] == "TIMEOUT" and got["abort"][0] == "RUNTIME_ERROR" and "SIGABRT" in got["abort"][1]
+    assert got["raise"][0] == "RUNTIME_ERROR" and "this case cannot be built" in got["raise"][1]

@@ -67,9 +67,10 @@ def test_unknown_mode() -> None:
 
 
 def test_msprof_child_runs_a_case_on_cpu() -> None:
-    """The process msprof would profile re-creates the case from the manifest and exits cleanly."""
-    proc = subprocess.run([sys.executable, "-m", "harness.benchmod.child", "--manifest",
-                           str(ROOT / "manifests" / "bench_rmsnorm_torch.yaml"), "--case", "b16-h512-fp32",
+    """The process msprof would profile re-creates the case from the (staged) files and exits cleanly."""
+    folder = ROOT / "manifests" / "bench_rmsnorm_torch"
+    proc = subprocess.run([sys.executable, "-m", "harness.benchmod.child", "--operator", str(folder / "rmsnorm_torch.py"),
+                           "--bench", str(folder / "bench_rmsnorm_torch.py"), "--case", "b16-h512-fp32",
                            "--device", "cpu", "--cache", "warm"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""
