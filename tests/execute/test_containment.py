@@ -82,3 +82,23 @@ def test_a_timer_scaled_in_the_workers_process_is_caught(tmp_path: Path) -> None
     t = _run(tmp_path, [solution("forged", "forged_clock.py")])["forged"]
     assert t.status == Status.HIDDEN_WORK, (t.status, t.message)
     assert t.timing.wall_per_call_ms > t.timing.median_ms
+
+
+def test_the_cheats_manifest_gets_every_expected_status_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    """manifests/cheats.yaml through the CLI on the CPU: exit 0 means every adversarial solution got
+    the status it names; no process of the run survives it and no file outside --out changed."""
+    import subprocess
+    import sys
+    from factories import ROOT
+    tree = {p: p.stat().st_mtime_ns for d in ("harness", "manifests", "tests/solutions") for p in (ROOT / d).rglob("*")
+            if "__pycache__" not in p.parts}
+    before = descendants(os.getpid())
+    proc = subprocess.run([sys.executable, "-m", "harness", "run", "cheats.yaml", "--device", "cpu", "--quiet",
+                           "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert descendants(os.getpid()) <= before
+    escaped = int((tmp_path / "out" / "logs" / "escapee.log").read_text().split("ESCAPEE ")[1].split()[0])
+    assert not _alive(escaped)
+    after = {p: p.stat().st_mtime_ns for d in ("harness", "manifests", "tests/solutions") for p in (ROOT / d).rglob("*")
+             if "__pycache__" not in p.parts}
+    assert after == tree
