@@ -8,7 +8,6 @@ status on a `Trace`; only a broken manifest or reference stops the run.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import secrets
 import time
@@ -23,7 +22,7 @@ from harness.execute.containment import descendants, guard_parent, kill_strays
 from harness.execute.correctness import Verdict, compare
 from harness.measure.devices import device_class, detect_kind
 from harness.measure.devices.base import Peak
-from harness.execute.dtypes import name_of, to_torch
+from harness.execute.dtypes import name_of
 from harness.measure.environment import environment
 from harness.spec.expressions import evaluate
 from harness.execute.inputs import allocate_outputs, mix_seed, workload_bytes

@@ -6,7 +6,6 @@ import os
 import time
 from pathlib import Path
 
-import pytest
 import yaml
 
 from factories import axpy_document, solution

@@ -1,7 +1,6 @@
 """Leaves a process behind that escapes its worker's session (a double fork and setsid), and prints
 its pid into its log (`ESCAPEE <pid>`), where the test finds it: the harness must kill it before the
 run returns."""
-import os
 import subprocess
 import sys
 
