@@ -41,11 +41,12 @@ def run_cases(spec: BenchModuleSpec, kind: str, device_index: int, out: Path, ca
               say: Callable[[str], None], shard: Shard | None = None) -> tuple[list[Trace], dict[str, object]]:
     """Time every case (or shard i/n's: cases dealt round-robin, as suites are) in a worker; returns
     traces and the device info. Raises BenchModuleError on a module that breaks the contract."""
-    bench = spec.bench or default_bench_file(spec.operator)
-    files = [spec.operator, bench] if bench.is_file() else [spec.operator]
+    bench_path = spec.bench or default_bench_file(spec.operator)
+    bench = bench_path if bench_path.is_file() else None
+    files = [spec.operator, *([bench] if bench else [])]
     name = spec.name or spec.operator.stem
     cfg = spec.config
-    load = BenchLoad(spec.operator, bench if bench.is_file() else None, kind, device_index)
+    load = BenchLoad(spec.operator, bench, kind, device_index)
     worker = Worker(f"bench-{sandbox.safe_name(name)}", out / "logs", key=sandbox.files_key(name, files))
     profiles = Path(tempfile.mkdtemp(prefix="profiles-", dir=out))  # profiler output, kept for the artifact
 
@@ -54,7 +55,7 @@ def run_cases(spec: BenchModuleSpec, kind: str, device_index: int, out: Path, ca
             reply = worker.call(load, timeout=cfg.compile_timeout_s)
         except WorkerError as exc:
             if exc.status == Status.COMPILE_ERROR.value:
-                raise BenchModuleError(str(bench), exc.message.splitlines()) from None
+                raise BenchModuleError(str(bench_path), exc.message.splitlines()) from None
             raise
         assert isinstance(reply, BenchLoaded)
         return reply
@@ -72,20 +73,21 @@ def run_cases(spec: BenchModuleSpec, kind: str, device_index: int, out: Path, ca
                 continue
             say(f"{name} / {case.id}: {spec.mode}")
             flags = [f"mode {spec.mode}"]
+            workdir: Path | None = None
             try:
                 if not worker.alive:  # the last case took its worker down: a fresh one for this case
                     info = loaded()
-                workdir = Path("profiles") / case.id
-                res = worker.call(BenchTime(case.id, spec.mode, cfg, worker.scratch / workdir if worker.scratch else workdir),
+                assert worker.scratch is not None  # a live worker has its sandbox
+                workdir = worker.scratch / "profiles" / case.id
+                res = worker.call(BenchTime(case.id, spec.mode, cfg, workdir),
                                   timeout=2 * cfg.run_timeout_s + cfg.max_time_s)
             except WorkerError as exc:
                 traces.append(_trace(name, case.id, info, kind, Status(exc.status), axes=case.axes, message=exc.message,
                                      flags=flags))
                 continue
-            finally:
-                if worker.scratch and (worker.scratch / "profiles" / case.id).is_dir():
-                    shutil.copytree(worker.scratch / "profiles" / case.id, profiles / case.id, symlinks=True,
-                                    dirs_exist_ok=True)
+            finally:  # profiler output is kept for the artifact (gone with the sandbox if the worker died)
+                if workdir is not None and workdir.is_dir():
+                    shutil.copytree(workdir, profiles / case.id, symlinks=True, dirs_exist_ok=True)
             stats = summarize(res.samples, res.rule_met, res.stop_reason, res.wall_s, res.mode, cfg.cache)
             traces.append(_trace(name, case.id, info, kind, Status.PASSED, axes=case.axes, timing=stats,
                                  flags=[f"mode {res.mode}", f"kernels: {res.attributed}", "not checked"], throughput={}))

@@ -116,17 +116,13 @@ class Worker:
                 raise late
         try:
             raw = protocol.read_frame(fd, deadline, self.expect.frame_bytes)
+            reply = protocol.decode(raw, command.replies, self.expect)
         except TimeoutError:  # the worker stopped halfway through a reply (TimeoutError is an OSError)
             self.kill()
             raise late
         except (EOFError, OSError):
             raise self._died()
-        except protocol.Malformed as exc:
-            self.kill()
-            raise WorkerError("TAMPERED", str(exc))
-        try:
-            reply = protocol.decode(raw, command.replies, self.expect)
-        except protocol.Malformed as exc:
+        except protocol.Malformed as exc:  # a frame larger than asked for, or a reply that breaks the protocol
             self.kill()
             raise WorkerError("TAMPERED", str(exc))
         if isinstance(reply, Failure):

@@ -87,12 +87,11 @@ def _readable_by_others(path: Path) -> bool:
         return False
 
 
-def policy(environ: dict[str, str] | None = None) -> Policy:
+def policy() -> Policy:
     """Separate worker uids when this process is root and the Python stack is readable by other users."""
-    environ = dict(os.environ if environ is None else environ)
-    cache = environ.get("OPBENCH_CACHE_DIR")
+    cache = os.environ.get("OPBENCH_CACHE_DIR")
     if os.geteuid() != 0:
-        root = Path(cache) if cache else Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "opbench"
+        root = Path(cache) if cache else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "opbench"
         return Policy(False, "the harness does not run as root, so workers keep its uid", root / "build")
     import harness
     import torch
@@ -180,13 +179,16 @@ def stage(solution: Solution, box: Sandbox) -> Solution:
     return replace(solution, entry_file=moved[solution.entry_file], sources=tuple(moved[s] for s in solution.sources))
 
 
+def _file_parts(files: list[Path]) -> list[bytes]:
+    return [part for f in files for part in (f.name.encode(), f.read_bytes())]
+
+
 def files_key(label: str, files: list[Path]) -> str:
     """The build-cache key of code made of `files` (their names and content)."""
-    return content_key(label, [part for f in files for part in (f.name.encode(), f.read_bytes())])
+    return content_key(label, _file_parts(files))
 
 
 def solution_key(solution: Solution) -> str:
-    parts = [solution.language.encode(), repr(sorted(solution.build.items())).encode()]
-    for f in [solution.entry_file, *solution.sources]:
-        parts += [f.name.encode(), f.read_bytes()]
-    return content_key(solution.name, parts)
+    """The build-cache key of a solution: its files, language and build options."""
+    return content_key(solution.name, [solution.language.encode(), repr(sorted(solution.build.items())).encode(),
+                                       *_file_parts([solution.entry_file, *solution.sources])])

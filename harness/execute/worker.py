@@ -48,8 +48,8 @@ class WorkerState:
         self.sampler: Any = None
         self.pool: list[dict[str, Any]] = []
         self.rng = random.Random(0)
-        self.bench: Any = None  # a loaded bench module (BenchLoad), and where its files are
-        self.bench_files: tuple[Any, Any] = (None, None)
+        self.bench: Any = None  # a loaded bench module, and the BenchLoad that loaded it (its staged files)
+        self.bench_load_cmd: BenchLoad | None = None
 
     # -- commands -----------------------------------------------------------------------------
     def build(self, cmd: Build) -> Built | Failure:
@@ -211,7 +211,7 @@ class WorkerState:
                                           and k not in ("warmup", "repeats", "seed")}) for c in self.bench.cases()]
         except BenchModuleError as exc:  # the module breaks the contract: the parent makes it an input error
             return Failure(Status.COMPILE_ERROR, "\n".join(exc.problems))
-        self.bench_files = (cmd.operator, cmd.bench)
+        self.bench_load_cmd = cmd
         h = self.bench.header
         return BenchLoaded(h.api_name, h.api_kind, list(h.kernels), cases, self.device.info())
 
@@ -220,9 +220,10 @@ class WorkerState:
         from harness.measure.profilers.modes import CaseRun, ModeError, run_mode
         case = next(c for c in self.bench.cases() if c.id == cmd.case)
         dev = self.device
-        operator, bench = self.bench_files
-        child = ("--operator", str(operator), *(("--bench", str(bench)) if bench else ()), "--case", case.id,
-                 "--device", dev.kind, "--device-index", str(dev.index), "--cache", cmd.cfg.cache)
+        files = self.bench_load_cmd
+        assert files is not None
+        child = ("--operator", str(files.operator), *(("--bench", str(files.bench)) if files.bench else ()),
+                 "--case", case.id, "--device", dev.kind, "--device-index", str(dev.index), "--cache", cmd.cfg.cache)
         try:
             res = run_mode(cmd.mode, dev, CaseRun(self.bench.case_fn(case), self.bench.header.kernels, case.warmup,
                                                   case.repeats, child), cmd.cfg, cmd.workdir)

@@ -93,7 +93,7 @@ class Runner:
         self.ref = Worker("reference", self.opt.log_dir, self.policy,
                           sandbox.content_key("reference", [ref.source.encode()]))
         try:
-            self.ref_info = self.ref.call(Build(self.m.definition.reference, self.m.definition, self.kind,
+            self.ref_info = self.ref.call(Build(ref, self.m.definition, self.kind,
                                                 self.opt.device_index, self.run_seed), timeout=self.cfg.compile_timeout_s)
         except WorkerError as exc:
             self.ref.close()
@@ -223,7 +223,6 @@ class Runner:
         clocks = [c for c in (start_s.clocks,) if c]
         series: dict[str, list[float]] = {"sol": [], "ref": []}
         walls: dict[str, list[ChunkWall]] = {"sol": [], "ref": []}  # the parent's clock (measure/wallclock)
-        wall = {"sol": 0.0, "ref": 0.0}
         done = {"sol": (False, False, ""), "ref": (False, False, "")}
         n_chunk = samples_per_chunk(cfg, start_s.mode)
         began = time.monotonic()
@@ -235,7 +234,6 @@ class Runner:
                     chunk = (worker.call(TimeChunk(n_chunk), timeout=t_run) if key == "sol"
                              else self._ref_call(TimeChunk(n_chunk), timeout=t_run))
                 took = time.monotonic() - t0
-                wall[key] += took
                 series[key].extend(chunk.samples)
                 calls = start_s.calls_per_sample
                 walls[key].append(ChunkWall(took * 1e3, sum(chunk.samples) * calls, len(chunk.samples) * calls))
@@ -250,6 +248,7 @@ class Runner:
         end_s = worker.call(TimeEnd(), timeout=t_run)
         self._ref_call(TimeEnd(), timeout=t_run)
         mode = start_s.mode
+        wall = {key: sum(c.wall_ms for c in walls[key]) / 1e3 for key in walls}
         timing = summarize(series["sol"], done["sol"][1], done["sol"][2], wall["sol"], mode, cfg.cache)
         ref_timing = summarize(series["ref"], done["ref"][1], done["ref"][2], wall["ref"], mode, cfg.cache)
         timing.wall_per_call_ms = wallclock.wall_per_call_ms(walls["sol"])
