@@ -14,6 +14,7 @@ from harness.paths import MANIFESTS_DIR
 from harness.results.render import outcome_lines, render_table
 from harness.results.trace import Status
 from harness.results.report import Report
+from harness.results.interrupt import EXIT_CODE as INTERRUPTED
 from harness.run.orchestrate import RunRequest, run
 from harness.run.progress import make_progress
 from harness.spec.benchmodule import is_bench_module_manifest, load_bench_manifest
@@ -90,7 +91,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                          overrides=knob_overrides(args), mode=args.mode, seed=args.seed,
                          owner=args.owner)
     outcome = run(request, make_progress(args.quiet))
-    return finish(outcome.report, args.table_format, outcome.headline, (outcome.json_path, outcome.jsonl_path))
+    rc = finish(outcome.report, args.table_format, outcome.headline, (outcome.json_path, outcome.jsonl_path))
+    return INTERRUPTED if outcome.interrupted else rc
 
 
 def finish(report: Report, table_format: str, headline: str, paths: tuple[Path, Path] | None = None) -> int:

@@ -2,18 +2,25 @@
 
 - Tamper: the timing and checking functions are the ones captured before the solution's code was
   imported (catches a monkey-patched Event.elapsed_time, perf_counter, synchronize, allclose...).
-- Threads: no thread the solution started may outlive its calls (work hidden from the timer).
+- Threads: no thread started since the solution was imported may outlive its calls (work hidden
+  from the timer); however it is named, whatever its target claims to be.
+- Modes: no torch function or dispatch mode may be active around a call (it would run code on every
+  torch call, where an output can be computed only when the harness reads it).
 - Inputs: byte-identical after the call (in-place writes into inputs are a cheat and a bug).
 - Outputs: exactly `torch.Tensor` (no subclass), not sharing memory with an input or with an
   earlier output still alive (a cached result handed back again).
 """
 from __future__ import annotations
 
+import concurrent.futures.thread
+import queue
+import sys
 import threading
 import time
 from typing import Any, Iterable
 
 import torch
+from torch.utils._device import DeviceContext
 
 
 def _watched() -> dict[str, Any]:
@@ -22,6 +29,7 @@ def _watched() -> dict[str, Any]:
         "time.time": time.time, "torch.allclose": torch.allclose, "torch.equal": torch.equal,
         "torch.isclose": torch.isclose, "torch.Tensor.clone": torch.Tensor.clone,
         "torch.Tensor.copy_": torch.Tensor.copy_, "torch.save": torch.save,
+        "torch.utils._device.DeviceContext.__torch_function__": DeviceContext.__torch_function__,
     }
     if hasattr(torch, "cuda"):
         out.update({"torch.cuda.synchronize": torch.cuda.synchronize,
@@ -42,6 +50,7 @@ class TamperGuard:
         self.watched = _watched()
         self.extra = dict(extra or {})
         self.threads = {t.ident for t in threading.enumerate()}
+        self.pool_loop = concurrent.futures.thread._worker.__code__  # captured before any solution code ran
 
     def add(self, name: str, obj: Any, attr: str) -> None:
         self.extra[name] = (obj, attr, getattr(obj, attr))
@@ -54,19 +63,39 @@ class TamperGuard:
             return "patched harness/timer functions: " + ", ".join(sorted(changed))
         return None
 
-    def stray_threads(self) -> str | None:
-        """Threads started since the guard was made that are still running."""
-        extra = [t for t in threading.enumerate() if t.ident not in self.threads and t.is_alive()]
-        extra = [t for t in extra if not _library_thread(t)]
-        if extra:
-            return "threads left running after the call: " + ", ".join(t.name for t in extra)
+    def stray_threads(self, settle_s: float = 0.05) -> str | None:
+        """Threads started since the guard was made (before the solution's import) that are still
+        at work. None is exempt by its target's module or its name, which a solution can set; only
+        an idle pool thread is left alone (torch.compile keeps one): its innermost frame is the
+        standard library's pool loop itself, compared by code object, waiting for work. A thread
+        finishing a work item gets `settle_s` to get back to waiting."""
+        deadline = time.monotonic() + settle_s
+        while True:
+            frames = sys._current_frames()
+            busy = [t for t in threading.enumerate() if t.ident not in self.threads and t.is_alive()
+                    and not (t.ident in frames and frames[t.ident].f_code is self.pool_loop and _no_work_queued(t))]
+            if not busy or time.monotonic() > deadline:
+                break
+            time.sleep(0.005)
+        if busy:
+            return "threads left running after the call: " + ", ".join(t.name for t in busy)
+        return None
+
+    def modes(self) -> str | None:
+        """Torch function or dispatch modes active now (the harness calls this around every call).
+        Only the default-device mode (`torch.set_default_device`) is allowed, by exact type."""
+        from torch.overrides import _get_current_function_mode_stack
+        from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+        active = [m for m in _get_current_function_mode_stack() if type(m) is not DeviceContext]
+        active += list(_get_current_dispatch_mode_stack())
+        if active:
+            return "torch modes active around the call: " + ", ".join(type(m).__qualname__ for m in active)
         return None
 
 
-def _library_thread(t: threading.Thread) -> bool:
-    target = getattr(t, "_target", None)
-    module = getattr(target, "__module__", "") or ""
-    return module.split(".")[0] in {"torch", "triton", "concurrent", "multiprocessing", "tilelang"}
+def _no_work_queued(t: threading.Thread) -> bool:
+    """No item waits in the pool thread's work queue (one submitted just now would look idle)."""
+    return not any(isinstance(a, queue.SimpleQueue) and not a.empty() for a in getattr(t, "_args", ()))
 
 
 def snapshot(values: Iterable[Any]) -> list[Any]:
@@ -87,14 +116,17 @@ def _storage_ptr(t: torch.Tensor) -> int:
     return t.untyped_storage().data_ptr()
 
 
-def output_problems(outputs: list[Any], inputs: list[Any], earlier: list[torch.Tensor]) -> str | None:
-    """Why the returned outputs are not fresh tensors, or None when they are."""
+def output_problems(outputs: list[Any], inputs: list[Any], earlier: list[torch.Tensor],
+                    device: torch.device | None = None) -> str | None:
+    """Why the returned outputs are not fresh tensors (on `device`, when given), or None when they are."""
     in_ptrs = {_storage_ptr(t) for t in inputs if isinstance(t, torch.Tensor) and t.numel() > 0}
     old_ptrs = {_storage_ptr(t) for t in earlier if t.numel() > 0}
     seen: set[int] = set()
     for i, out in enumerate(outputs):
         if type(out) is not torch.Tensor:
             return f"output {i} is {type(out).__module__}.{type(out).__qualname__}, expected exactly torch.Tensor"
+        if device is not None and out.device.type != device.type:
+            return f"output {i} is on {out.device.type}, expected {device.type} (the harness times the device)"
         if out.numel() == 0:
             continue
         ptr = _storage_ptr(out)

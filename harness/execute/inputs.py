@@ -75,6 +75,54 @@ def generate_inputs(definition: Definition, workload: Workload, seed: int, devic
     return out
 
 
+FRESH_KINDS = ("random", "randint")  # generators whose values can be drawn anew; the rest is fixed data
+
+
+def has_fresh_inputs(definition: Definition, workload: Workload) -> bool:
+    """Whether any tensor input of `workload` is drawn anew for every timed call (`redraw`); if none
+    is, every call sees the same data and the report flags the workload CACHEABLE."""
+    return any(workload.inputs[name].type in FRESH_KINDS and (shape := workload.shape_of(spec)) is not None
+               and math.prod(shape) > 0 for name, spec in definition.inputs.items())
+
+
+def drawn_inputs(workload: Workload, names: list[str], values: list[Any]) -> list[int]:
+    """Indices of the inputs `redraw` renews: tensors whose generator is random or randint."""
+    return [k for k, name in enumerate(names)
+            if workload.inputs[name].type in FRESH_KINDS and isinstance(values[k], torch.Tensor) and values[k].numel()]
+
+
+def redraw(workload: Workload, names: list[str], values: list[Any], key: int) -> None:
+    """New values, in place and on the device, for every random and randint input: fresh draws from
+    the same distribution (not a permutation, which a sort or a norm cannot tell from the original),
+    integers within their declared range. The same `key` gives the same values on the same device, so
+    the reference worker can redraw what a solution was timed on and the parent can re-check it."""
+    for k in drawn_inputs(workload, names, values):
+        t, p = values[k], workload.inputs[names[k]].params
+        g = torch.Generator(device=t.device).manual_seed(mix_seed(key, k))
+        kind = workload.inputs[names[k]].type
+        direct = t.dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16) or not t.dtype.is_floating_point
+        d = t if direct else torch.empty(t.shape, dtype=torch.float32, device=t.device)
+        if kind == "randint":
+            d.random_(int(p["low"]), int(p["high"]), generator=g)
+        elif t.dtype == torch.bool:
+            d.random_(0, 2, generator=g)
+        elif not t.dtype.is_floating_point:
+            d.random_(-8, 8, generator=g)
+        elif p.get("distribution", "normal") == "uniform":
+            d.uniform_(float(p.get("low", 0.0)), float(p.get("high", 1.0)), generator=g)
+        else:
+            d.normal_(float(p.get("mean", 0.0)), float(p.get("std", 1.0)), generator=g)
+        if d is not t:
+            t.copy_(d)
+
+
+def poison(outputs: list[torch.Tensor]) -> None:
+    """Refill destination buffers before a call (as `allocate_outputs` made them), so a call that
+    returns early leaves NaN (floats) or 0x5A bytes (integers), never the last call's answer."""
+    for o in outputs:
+        o.fill_(float("nan") if o.dtype.is_floating_point else 0x5A)
+
+
 def allocate_outputs(definition: Definition, workload: Workload, device: torch.device) -> dict[str, torch.Tensor]:
     """Destination buffers for destination-passing-style solutions, pre-filled so unwritten parts show."""
     out = {}

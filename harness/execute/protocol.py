@@ -16,7 +16,7 @@ Trust model:
   A reply that fails a check raises `Malformed`; the parent kills the worker and records TAMPERED.
 
 Command -> the replies it may get (any command may also get `Failure`; `Exit` gets none):
-  Build -> Built        Run -> Outputs | Rejected    RunOn -> Outputs
+  Build -> Built        Run -> Outputs | Rejected
   TimeStart -> TimingStarted    TimeChunk -> Chunk   TimeEnd -> TimingEnded
   BenchLoad -> BenchLoaded      BenchTime -> BenchTimed   (bench modules: harness/benchmod/run.py)
 """
@@ -42,6 +42,7 @@ from harness.spec.model import BenchConfig, Definition, Reference, Solution, Wor
 MAX_MESSAGE = 4000   # characters of a worker's message the parent keeps (head and tail)
 MAX_NAME = 200       # a short string: a mode, a clock name, a placeholder for a non-tensor output
 MAX_ITEMS = 64       # entries in a descriptive mapping (device info, versions, clocks)
+MAX_KEPT = 4          # timed samples whose outputs the parent re-checks (TimeChunk.keep)
 SMALL_FRAME = 4 << 20  # bytes of a reply that carries no tensors; one that does may add twice their declared size
 
 # What a worker may say went wrong: errors of the code it ran, and what its own checks saw.
@@ -125,17 +126,18 @@ class HiddenWork:
 
 @dataclass(frozen=True)
 class TimedCheck:
-    """One input set as it was last called while timed, and what that call returned: the parent
-    has the reference recompute it, so a solution cannot be right only when checked."""
+    """What timed sample number `sample` returned (a sample the parent chose at random and asked to
+    keep): the parent has the reference redraw that sample's inputs itself and recompute it, so a
+    solution cannot be right only when checked, nor send inputs of its own choosing."""
 
-    inputs: list[torch.Tensor | float | int | bool]
+    sample: int
     outputs: list[torch.Tensor | str]
 
 
 @dataclass(frozen=True)
 class TimingEnded:
-    """After timing: the hidden-work measurement, a check that failed (if one did) and the checks
-    the parent must recompute (one per input set whose last result could be collected)."""
+    """After timing: the hidden-work measurement, a check that failed (if one did) and the kept
+    samples the parent must recompute."""
 
     hidden: HiddenWork
     problem: Rejected | None
@@ -182,7 +184,6 @@ Reply = Union[Failure, Rejected, Built, Outputs, TimingStarted, Chunk, TimingEnd
 class Expect:
     """Facts about the next reply that come from the commands the parent sent, never from the worker."""
 
-    inputs: int | None = None          # inputs the definition declares (after Build)
     outputs: int | None = None         # outputs the definition declares (after Build)
     input_sets: int | None = None      # input sets being timed (after TimeStart)
     calls_per_sample: frozenset[int] = frozenset({1})
@@ -205,7 +206,7 @@ class Command:
 
 @dataclass(frozen=True)
 class Build(Command):
-    """Load the solution (or the reference) on the device, seeding the worker's private RNG."""
+    """Load the solution (or the reference) on the device."""
 
     name: ClassVar[str] = "build"
     replies: ClassVar[tuple[type, ...]] = (Built,)
@@ -213,21 +214,23 @@ class Build(Command):
     definition: Definition
     device_kind: str
     device_index: int
-    private_seed: int
 
     def expect(self, before: Expect) -> Expect:
-        return Expect(inputs=len(self.definition.inputs), outputs=len(self.definition.outputs),
+        return Expect(outputs=len(self.definition.outputs),
                       definition=self.definition)
 
 
 @dataclass(frozen=True)
 class Run(Command):
-    """One correctness round on fresh inputs made in the worker from `seed`."""
+    """One correctness round on fresh inputs made in the worker from `seed`; with `draw`, the random
+    inputs redrawn as timed sample `draw` had them (`inputs.redraw`: the reference re-checking a
+    kept sample of a solution's timing)."""
 
     name: ClassVar[str] = "run"
     replies: ClassVar[tuple[type, ...]] = (Outputs, Rejected)
     workload: Workload
     seed: int
+    draw: int | None = None
 
     def expect(self, before: Expect) -> Expect:
         data = _data_bytes(before, self.workload)
@@ -235,26 +238,16 @@ class Run(Command):
 
 
 @dataclass(frozen=True)
-class RunOn(Command):
-    """Compute on the given inputs: the reference recomputing what a solution saw while timed."""
-
-    name: ClassVar[str] = "run_on"
-    replies: ClassVar[tuple[type, ...]] = (Outputs,)
-    inputs: list[Any]
-
-    def expect(self, before: Expect) -> Expect:
-        return replace(before, samples=None, frame_bytes=SMALL_FRAME + 2 * before.data_bytes)
-
-
-@dataclass(frozen=True)
 class TimeStart(Command):
-    """Make one input set per seed, set up the sampler and warm up."""
+    """Make one input set per seed, set up the sampler and warm up. Before timed sample k its random
+    inputs are redrawn with key `draw_key(key, k)` (when the config asks for fresh inputs)."""
 
     name: ClassVar[str] = "time_start"
     replies: ClassVar[tuple[type, ...]] = (TimingStarted,)
     workload: Workload
     seeds: list[int]
     cfg: BenchConfig
+    key: int = 0
 
     def expect(self, before: Expect) -> Expect:
         return replace(before, samples=None, input_sets=len(self.seeds), frame_bytes=SMALL_FRAME,
@@ -264,11 +257,13 @@ class TimeStart(Command):
 
 @dataclass(frozen=True)
 class TimeChunk(Command):
-    """Take `n` more samples; the parent interleaves solution and reference chunks."""
+    """Take `n` more samples; the parent interleaves solution and reference chunks. The outputs of
+    the samples at positions `keep` are kept for TimeEnd (at most MAX_KEPT in all)."""
 
     name: ClassVar[str] = "time_chunk"
     replies: ClassVar[tuple[type, ...]] = (Chunk,)
     n: int
+    keep: tuple[int, ...] = ()
 
     def expect(self, before: Expect) -> Expect:
         return replace(before, samples=self.n, frame_bytes=SMALL_FRAME)
@@ -281,8 +276,14 @@ class TimeEnd(Command):
     name: ClassVar[str] = "time_end"
     replies: ClassVar[tuple[type, ...]] = (TimingEnded,)
 
-    def expect(self, before: Expect) -> Expect:  # every input set with its last outputs
-        return replace(before, samples=None, frame_bytes=SMALL_FRAME + 2 * before.data_bytes * (before.input_sets or 1))
+    def expect(self, before: Expect) -> Expect:  # the outputs of every kept sample
+        return replace(before, samples=None, frame_bytes=SMALL_FRAME + 2 * before.data_bytes * MAX_KEPT)
+
+
+def draw_key(key: int, sample: int) -> int:
+    """The redraw key of timed sample `sample`: the worker uses it, the parent recomputes it."""
+    from harness.execute.inputs import mix_seed
+    return mix_seed(key, "draw", sample)
 
 
 def _data_bytes(before: Expect, workload: Workload) -> int:
@@ -578,20 +579,14 @@ def _hidden(value: Any, w: str) -> HiddenWork:
         probed_calls=None if d["probed_calls"] is None else _int(d["probed_calls"], f"{w}.probed_calls"))
 
 
-def _input(value: Any, where: str) -> torch.Tensor | float | int | bool:
-    return value if type(value) in (float, int, bool) else _tensor(value, where)
-
-
 def _check(value: Any, expect: Expect, w: str) -> TimedCheck:
     d = _fields(value, TimedCheck, w)
-    inputs = _list(d["inputs"], f"{w}.inputs", expect.inputs)
-    return TimedCheck([_input(v, f"{w}.inputs[{i}]") for i, v in enumerate(inputs)],
-                      _outputs(d["outputs"], f"{w}.outputs", expect))
+    return TimedCheck(_int(d["sample"], f"{w}.sample"), _outputs(d["outputs"], f"{w}.outputs", expect))
 
 
 def _timing_ended(d: dict[str, Any], expect: Expect, w: str) -> TimingEnded:
     problem = d["problem"]
-    checks = _list(d["checks"], f"{w}.checks", most=expect.input_sets)
+    checks = _list(d["checks"], f"{w}.checks", most=MAX_KEPT)
     return TimingEnded(_hidden(d["hidden"], f"{w}.hidden"),
                        None if problem is None else _rejected(_fields(problem, Rejected, f"{w}.problem"), expect, f"{w}.problem"),
                        [_check(c, expect, f"{w}.checks[{i}]") for i, c in enumerate(checks)])

@@ -9,14 +9,13 @@ execute code or believe a forged reply.
 from __future__ import annotations
 
 import os
-import random
 import sys
 import traceback
 from typing import Any, Callable
 
 from harness.execute import protocol
 from harness.execute.protocol import (BenchCaseInfo, BenchLoad, BenchLoaded, BenchTime, BenchTimed, Build, Built,
-                                      Chunk, Command, Exit, Failure, HiddenWork, Outputs, Rejected, Reply, Run, RunOn,
+                                      Chunk, Command, Exit, Failure, HiddenWork, Outputs, Rejected, Reply, Run,
                                       TimedCheck, TimeChunk, TimeEnd, TimeStart, TimingEnded, TimingStarted)
 from harness.results.trace import Status
 
@@ -24,6 +23,17 @@ from harness.results.trace import Status
 def _describe(exc: BaseException) -> str:
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-4))
     return protocol.clip(f"{type(exc).__name__}: {exc}\n{tb}")
+
+
+def _device_copy(result: Any) -> Any:
+    """A copy, on the device, of the tensors in a call's result (kept for a re-check after timing:
+    the buffer a solution returned may be overwritten by its next call)."""
+    import torch
+    if isinstance(result, torch.Tensor):
+        return result.detach().clone()
+    if type(result) in (list, tuple):
+        return type(result)(_device_copy(x) for x in result)
+    return result
 
 
 def _compact(t: Any) -> Any:
@@ -43,11 +53,14 @@ class WorkerState:
         self.fn: Callable[..., Any] | None = None
         self.definition: Any = None
         self.dps = False
+        self.is_reference = False  # the reference's outputs are checked by the parent, against the declaration
         self.guard: Any = None
         self.kept: list[Any] = []  # previous outputs, alive, so a re-handed buffer is detectable
         self.sampler: Any = None
         self.pool: list[dict[str, Any]] = []
-        self.rng = random.Random(0)
+        self.cache_problem: str | None = None  # set when a timed chunk left cache persisting (time_end reports it)
+        self.keep_at: set[int] = set()  # timed samples whose outputs the parent asked for (TimeChunk.keep)
+        self.kept_samples: dict[int, Any] = {}
         self.bench: Any = None  # a loaded bench module, and the BenchLoad that loaded it (its staged files)
         self.bench_load_cmd: BenchLoad | None = None
 
@@ -63,13 +76,13 @@ class WorkerState:
         self.definition = cmd.definition
         self.device = make_device(cmd.device_kind, cmd.device_index)
         self.device.setup()
-        self.rng = random.Random(cmd.private_seed)
         from harness.measure import timing
         self.guard = TamperGuard()
         self.guard.add("harness.measure.timing.Sampler.chunk", timing.Sampler, "chunk")
         self.guard.add("harness.execute.protocol.encode", protocol, "encode")
         self.guard.add("harness.execute.protocol.write_frame", protocol, "write_frame")
-        if isinstance(target, Reference):
+        self.is_reference = isinstance(target, Reference)
+        if self.is_reference:
             namespace: dict[str, Any] = {"__name__": "opbench_reference"}
             exec(compile(target.source, target.origin, "exec"), namespace)
             self.fn = namespace.get(target.entry)
@@ -79,7 +92,7 @@ class WorkerState:
             from harness.execute.solutions import build_solution
             self.fn = build_solution(target, self.device)
             self.dps = target.destination_passing_style
-        tampered = self.guard.check()
+        tampered = self.guard.check() or self.guard.modes()
         if tampered:
             return Failure(Status.TAMPERED, f"on import: {tampered}")
         return Built(self.device.info(), versions(), self.device.peak())
@@ -108,18 +121,23 @@ class WorkerState:
         return cpu, None
 
     def run(self, cmd: Run) -> Outputs | Rejected:
-        """One correctness round on fresh inputs for `cmd.seed`."""
+        """One correctness round on fresh inputs for `cmd.seed` (redrawn as timed sample `cmd.draw`
+        had them, when the parent re-checks a kept sample on the reference)."""
         from harness.execute.guards import mutated_inputs, output_problems, snapshot
-        from harness.execute.inputs import generate_inputs
+        from harness.execute.inputs import generate_inputs, redraw
         dev = self.device
         inputs = generate_inputs(self.definition, cmd.workload, cmd.seed, dev.torch_device)
         entry = self._prepare(cmd.workload, inputs)
+        if cmd.draw is not None:
+            redraw(cmd.workload, entry["names"], entry["inputs"], cmd.draw)
         before = snapshot(entry["inputs"])
         dev.synchronize()  # inputs were made on the default stream; the call runs on the harness stream
+        why = self.guard.modes()
         with dev.stream():
             result = self._call(entry)
         dev.synchronize()  # device-wide: work the call left on any stream is finished before checks
-        tampered = self.guard.check() or self.guard.stray_threads()
+        tampered = (why or self.guard.check() or self.guard.stray_threads() or self.guard.modes()
+                    or self._persisting_cache())
         if tampered:
             return Rejected(Status.TAMPERED, tampered)
         bad = mutated_inputs(entry["names"], before, entry["inputs"])
@@ -129,74 +147,81 @@ class WorkerState:
         if why is None and not self.dps:
             from harness.execute.correctness import as_output_list
             live = as_output_list(result, list(self.definition.outputs))
-            why = output_problems(live, entry["inputs"], self.kept)
+            why = output_problems(live, entry["inputs"], self.kept, None if self.is_reference else dev.torch_device)
             if why is None:
                 self.kept = [o for o in live if isinstance(o, __import__("torch").Tensor)]
         if why is not None:
             return Rejected(Status.INVALID_OUTPUT, why)
         return Outputs(outs)
 
-    def run_on(self, cmd: RunOn) -> Outputs:
-        """Compute on given inputs (the reference re-checking what the solution saw while timed)."""
-        dev = self.device
-        entry = {"inputs": [x.to(dev.torch_device) if hasattr(x, "to") else x for x in cmd.inputs], "outputs": None}
-        dev.synchronize()
-        with dev.stream():
-            result = self._call(entry)
-            dev.synchronize()
-        outs, why = self._collect(result)
-        if why:
-            raise RuntimeError(why)
-        return Outputs(outs)
+    def _persisting_cache(self) -> str | None:
+        """Why the device's cache is not what the flush assumes: lines set to persist survive it."""
+        held = self.device.persisting_cache_bytes()
+        if held:
+            return (f"{held} bytes of cache set aside for persisting lines (cudaLimitPersistingL2CacheSize): "
+                    "they survive the cold-cache flush")
+        return None
 
     def time_start(self, cmd: TimeStart) -> TimingStarted:
-        import torch
-        from harness.execute.inputs import generate_inputs
+        """Inputs per seed, the sampler, warm-up. Before every call the random inputs of its set are
+        redrawn (timed sample k: key `draw_key(cmd.key, k)`, which the parent can recompute) and
+        destination buffers refilled with NaN; after a sample the parent asked to keep, its outputs
+        are copied on the device."""
+        from harness.execute.inputs import drawn_inputs, generate_inputs, poison, redraw
+        from harness.execute.protocol import MAX_KEPT, draw_key
         from harness.measure.timing import Sampler
         dev, workload = self.device, cmd.workload
         self.pool = [self._prepare(workload, generate_inputs(self.definition, workload, s, dev.torch_device))
                      for s in cmd.seeds]
-        for entry in self.pool:
-            entry["last"] = None
-            entry["refresh"] = [i for i, n in enumerate(entry["names"])
-                                if workload.inputs[n].type == "random" and isinstance(entry["inputs"][i], torch.Tensor)
-                                and entry["inputs"][i].numel() > 1] if cmd.cfg.fresh_inputs else []
+        fresh = cmd.cfg.fresh_inputs and drawn_inputs(workload, self.pool[0]["names"], self.pool[0]["inputs"])
+        self.keep_at, self.kept_samples = set(), {}
 
         def make_call(entry: dict[str, Any]) -> Callable[[], None]:
             def call() -> None:
                 entry["last"] = self._call(entry)
             return call
 
-        def refresh(i: int) -> None:
-            entry = self.pool[i]
-            for k in entry["refresh"]:
-                flat = entry["inputs"][k].view(-1)
-                flat.copy_(torch.roll(flat, self.rng.randrange(1, flat.numel())))
+        untimed = iter(range(-1, -(1 << 62), -1))  # keys of warm-up and probe calls: fresh inputs there too
 
-        self.sampler = Sampler(dev, [make_call(e) for e in self.pool], cmd.cfg, refresh)
+        def before(i: int, k: int | None) -> None:  # k: the timed sample, None for a warm-up or probe call
+            entry = self.pool[i]
+            if fresh:
+                redraw(workload, entry["names"], entry["inputs"], draw_key(cmd.key, next(untimed) if k is None else k))
+            if entry["outputs"] is not None:
+                poison(entry["outputs"])
+
+        def after(i: int, k: int) -> None:
+            if k in self.keep_at and len(self.kept_samples) < MAX_KEPT:
+                self.kept_samples[k] = _device_copy(self.pool[i].get("last"))
+
+        dev.reset_persisting_cache()
+        self.cache_problem = None
+        self.sampler = Sampler(dev, [make_call(e) for e in self.pool], cmd.cfg, before, after)
         self.sampler.use_graphs_if_configured()
         self.sampler.warmup()
         return TimingStarted(self.sampler.mode, self.sampler.divisor, dev.clocks())
 
     def time_chunk(self, cmd: TimeChunk) -> Chunk:
+        first = self.sampler.count
+        self.keep_at = {first + p for p in cmd.keep}
         samples = self.sampler.chunk(cmd.n)
+        self.cache_problem = self.cache_problem or self._persisting_cache()
         return Chunk(samples, self.device.clocks())
 
     def time_end(self, cmd: TimeEnd) -> TimingEnded:
-        """Hidden-work and tamper checks, then what each input set last saw and produced."""
+        """Hidden-work and tamper checks, then the outputs of the samples the parent asked to keep."""
         hidden = HiddenWork(**self.sampler.hidden_work_check())
-        why = self.guard.check() or self.guard.stray_threads()
+        why = self.guard.check() or self.guard.stray_threads() or self.guard.modes() or self.cache_problem
         problem = Rejected(Status.TAMPERED, why) if why else None
         checks: list[TimedCheck] = []
-        for entry in self.pool:
-            outs, why = self._collect(entry["last"])
+        for k, result in sorted(self.kept_samples.items()):
+            outs, why = self._collect(result)
             if why:
-                problem = problem or Rejected(Status.INVALID_OUTPUT, f"while timed: {why}")
+                problem = problem or Rejected(Status.INVALID_OUTPUT, f"while timed (sample {k}): {why}")
                 continue
-            checks.append(TimedCheck([_compact(x) if hasattr(x, "detach") else x for x in entry["inputs"]], outs))
-        self.pool, self.sampler = [], None
+            checks.append(TimedCheck(k, outs))
+        self.pool, self.sampler, self.kept_samples = [], None, {}
         return TimingEnded(hidden, problem, checks)
-
 
     # -- bench modules (harness/benchmod/run.py drives these) ------------------------------------
     def bench_load(self, cmd: BenchLoad) -> BenchLoaded | Failure:
@@ -236,7 +261,7 @@ class WorkerState:
 
 # One handler per command type: a command the parent did not send cannot name a method.
 HANDLERS: dict[type[Command], Callable[[WorkerState, Any], Reply]] = {
-    Build: WorkerState.build, Run: WorkerState.run, RunOn: WorkerState.run_on,
+    Build: WorkerState.build, Run: WorkerState.run,
     TimeStart: WorkerState.time_start, TimeChunk: WorkerState.time_chunk, TimeEnd: WorkerState.time_end,
     BenchLoad: WorkerState.bench_load, BenchTime: WorkerState.bench_time,
 }

@@ -18,10 +18,11 @@ from typing import Any, TextIO
 from harness.launcher.devices import DeviceSpec, Mount
 from harness.launcher.errors import ENVIRONMENT, LaunchError
 from harness.launcher.image import ImageRef
+from harness.results.interrupt import EXIT_CODE as INTERRUPTED
 
 WORKSPACE = PurePosixPath("/workspace")
 OUT = PurePosixPath("/out")
-INTERRUPTED = 130
+STOP_GRACE_S = 60  # SIGTERM, then this long for the harness to close its workers and write what finished
 PARENT_USER = "0:0"
 # chown (scratch folders, handing /out over), dac_override (write the caller's /out), fowner (chmod the
 # build cache), setuid/setgid (workers' own uids), kill (stop and kill workers of other uids)
@@ -131,8 +132,9 @@ def run_container(client: Any, plan: ContainerRun, stdout: TextIO | None = None,
                 stderr.write(err.decode(errors="replace"))
                 stderr.flush()
         return int(container.wait()["StatusCode"])
-    except KeyboardInterrupt:
-        container.stop(timeout=5)
+    except KeyboardInterrupt:  # the harness turns SIGTERM into a report of what finished (results/interrupt)
+        stderr.write(f"interrupted: stopping the container (up to {STOP_GRACE_S} s) so it writes what finished\n")
+        container.stop(timeout=STOP_GRACE_S)
         return INTERRUPTED
     finally:
         container.remove(force=True)

@@ -70,12 +70,15 @@ class WarmupInfo:
 class Sampler:
     """Times `calls` (one zero-argument callable per input set, used round-robin) on `device`.
 
-    `before_sample(i)` runs outside the timed region before each sample (the worker uses it to
-    refresh inputs so a cache keyed on input contents cannot win).
+    `before_sample(i, k)` and `after_sample(i, k)` run outside the timed region, on the harness stream,
+    around sample k of input set i (the worker redraws inputs before, so a cache keyed on input
+    contents cannot win, and keeps the outputs the parent asked for after). Every other call the
+    sampler makes (warm-up, probes) gets `before_sample(i, None)` first.
     """
 
     def __init__(self, device: Device, calls: list[Callable[[], Any]], cfg: BenchConfig,
-                 before_sample: Callable[[int], None] | None = None):
+                 before_sample: Callable[[int, int | None], None] | None = None,
+                 after_sample: Callable[[int, int], None] | None = None):
         self.device = device
         self.cfg = cfg
         self.timer = resolve_timer(cfg.timer, device)
@@ -83,7 +86,8 @@ class Sampler:
         self.divisor = 1
         self.escaped: list[Any] = []  # activities on other streams outside every call window (cupti timer)
         self.calls = calls
-        self.before_sample = before_sample or (lambda i: None)
+        self.before_sample = before_sample or (lambda i, k: None)
+        self.after_sample = after_sample or (lambda i, k: None)
         self.hold_us = 0.0
         self.count = 0
 
@@ -104,6 +108,7 @@ class Sampler:
         enqueue: list[float] = []
         with dev.stream():
             while n < max(cfg.warmup_count, 1) or (time.perf_counter() - start) * 1e3 < cfg.warmup_ms:
+                self.before_sample(n % len(self.calls), None)
                 dev.synchronize()
                 t0 = time.perf_counter()
                 self.calls[n % len(self.calls)]()
@@ -124,15 +129,15 @@ class Sampler:
         return WarmupInfo(n, (time.perf_counter() - start) * 1e3, host_us, self.hold_us)
 
     def _sample(self, after: Callable[[], None], before: Callable[[], None] = lambda: None) -> None:
-        """Queue one sample: refresh inputs, flush (cold), hold, `before`, the call, `after`.
+        """Queue one sample: redraw inputs, flush (cold), hold, `before`, the call, `after`, keep.
 
         Everything but the call sits outside what `before`/`after` bracket (events or markers). Each
         step enters the harness stream anew, so a call that switches the current stream cannot move
         the bracket off it: its work on another stream then shows as escaped, not as a short call."""
         dev = self.device
-        i = self.count % len(self.calls)
-        self.before_sample(i)
+        i, k = self.count % len(self.calls), self.count
         with dev.stream():
+            self.before_sample(i, k)
             if self.cfg.cache == "cold":
                 dev.flush_cache()
             dev.hold(self.hold_us)
@@ -141,6 +146,7 @@ class Sampler:
             self.calls[i]()
         with dev.stream():
             after()
+            self.after_sample(i, k)
         self.count += 1
 
     def chunk(self, n: int) -> list[float]:
@@ -182,6 +188,7 @@ class Sampler:
             ev, wall = [], []
             with dev.stream():
                 for _ in range(reps):
+                    self.before_sample(0, None)
                     dev.synchronize()
                     start, end = dev.event(), dev.event()
                     t0 = time.perf_counter()
@@ -209,6 +216,7 @@ class Sampler:
 
         def run() -> None:
             with dev.stream():
+                self.before_sample(0, None)
                 dev.hold(max(self.hold_us, 50.0))
                 self.calls[0]()
                 dev.mark()

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -26,6 +28,8 @@ from harness import paths
 from harness.spec.model import Manifest
 from harness.run.progress import RunProgress
 from harness.results.report import Failure, Report, ReportError
+from harness.results.merge import merge
+from harness.results.interrupt import EXIT_CODE as INTERRUPTED, signals_stop_the_run, stopped
 from harness.run.runner import RunOptions
 from harness.run.suite import failed_report, prepare, run_here
 from harness.logs import tail_of
@@ -33,6 +37,7 @@ from harness.spec.shard import Unit, restrict, split
 
 PIN_VARS = {"cuda": "CUDA_VISIBLE_DEVICES", "npu": "ASCEND_RT_VISIBLE_DEVICES"}
 EVENT_PREFIX = "@opbench "  # marks a progress line on a child's stdout
+CHILD_GRACE_S = 60.0  # an interrupted child closes its workers and writes its report within this
 
 
 @dataclass(frozen=True)
@@ -157,23 +162,32 @@ def run_on_devices(suite_path: Path, manifests: Sequence[Manifest], units: Seque
             **job_args, "suite": str(suite_path), "device": kind, "lane": job.label,
             "units": [[u.problem, u.workload] for u in job.units], "report": str(job.report_file),
             "log_dir": str(job.out_dir / "logs")}, indent=2))
-        with open(job.stderr_file, "w") as err:
+        with open(job.stderr_file, "w") as err:  # a session of its own: Ctrl-C reaches it once, from here
             proc = subprocess.Popen(command(job), stdout=subprocess.PIPE, stderr=err, text=True,
-                                    env=child_env(kind, job.device_id, len(jobs)))
+                                    env=child_env(kind, job.device_id, len(jobs)), start_new_session=True)
         pump = threading.Thread(target=_pump, args=(proc, job, progress, done, lock), daemon=True)
         pump.start()
         procs.append((job, proc, pump))
 
+    interrupted: KeyboardInterrupt | None = None
+    try:
+        for _, proc, _ in procs:
+            proc.wait()
+    except KeyboardInterrupt as exc:  # each child writes what it finished; a child that will not is killed
+        interrupted = exc
+        _stop_children([proc for _, proc, _ in procs])
     reports: list[Report] = []
     for job, proc, pump in procs:
         rc = proc.wait()
         pump.join()
-        if rc == 0 and job.report_file.is_file():
+        if rc in (0, INTERRUPTED) and job.report_file.is_file():
             try:
                 reports.append(Report.load(job.report_file))
                 continue
             except ReportError:
                 pass
+        if interrupted is not None:  # its units are counted missing, not failed
+            continue
         why = f"device {job.label} failed (child exit code {rc})"
         tail = tail_of(job.stderr_file, 1500)
         failure = Failure(where=job.label, message=f"{why}\n{tail}".strip(), device=job.device_id, returncode=rc,
@@ -182,7 +196,21 @@ def run_on_devices(suite_path: Path, manifests: Sequence[Manifest], units: Seque
         for k, (_, m) in enumerate(restrict(manifests, job.units)):
             reports.append(failed_report(m, kind, job_args.get("run_seed"), f"{why}: {tail[-300:]}" if tail else why,
                                          failure if k == 0 else None))
+    if interrupted is not None:
+        raise stopped(interrupted, reports) from None
     return reports
+
+
+def _stop_children(procs: Sequence[subprocess.Popen]) -> None:
+    live = [p for p in procs if p.poll() is None]
+    for p in live:
+        p.send_signal(signal.SIGINT)
+    deadline = time.monotonic() + CHILD_GRACE_S
+    for p in live:
+        try:
+            p.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.kill()
 
 
 class JsonProgress:
@@ -220,10 +248,15 @@ def child_main(job_file: str) -> int:
     manifests = prepare(Path(job["suite"]), job.get("overrides", {}), job.get("solutions"), job.get("workloads"))
     units = [Unit(int(p), str(w)) for p, w in job["units"]]
     options = RunOptions(device=job["device"], device_index=0, log_dir=Path(job["log_dir"]))
-    report = run_here(manifests, units, options, int(job["run_seed"]), JsonProgress(), lane=job["lane"])
-    out = Path(job["report"])
-    report.write(out.parent, out.stem)
-    return 0
+    rc = 0
+    with signals_stop_the_run():
+        try:
+            report = run_here(manifests, units, options, int(job["run_seed"]), JsonProgress(), lane=job["lane"])
+        except KeyboardInterrupt as exc:  # the parent was interrupted: hand back what finished
+            report, rc = merge(stopped(exc).reports, allow_partial=True), INTERRUPTED
+        out = Path(job["report"])
+        report.write(out.parent, out.stem)
+    return rc
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -17,7 +17,8 @@ from harness.benchmod.run import run_bench_module
 from harness.errors import InputError
 from harness.execute.containment import descendants, guard_parent, kill_strays
 from harness.results.merge import merge
-from harness.results.report import Report, Shards
+from harness.results.report import Failure, Report, Shards
+from harness.results.interrupt import signals_stop_the_run, stopped
 from harness.run.multidevice import parse_devices, run_on_devices
 from harness.run.progress import RunProgress
 from harness.run.runner import RunOptions, resolve_device
@@ -51,20 +52,29 @@ class RunOutcome:
     json_path: Path
     jsonl_path: Path
     headline: str                     # one line: what ran where, with which cache and seed
+    interrupted: str | None = None    # "interrupted by SIGINT": the report holds what finished before
 
 
 def run(request: RunRequest, progress: RunProgress) -> RunOutcome:
+    """Run the request and write its report. Ctrl-C or SIGTERM stops the run; what finished is
+    still written, with a failure saying the run was interrupted (results/interrupt)."""
     guard_parent()
     spared = descendants(os.getpid())
-    try:
-        run_one = _run_bench_module if is_bench_module_manifest(request.target) else _run
-        report, stem, headline = run_one(request, progress)
-    finally:  # nothing a solution started outlives the run, or sees (and rewrites) its report
-        kill_strays(keep=spared)
-    json_path, jsonl_path = report.write(request.out, stem)
-    if request.owner:
-        hand_over(request.out, request.owner)
-    return RunOutcome(report, json_path, jsonl_path, headline)
+    with signals_stop_the_run():
+        try:
+            run_one = _run_bench_module if is_bench_module_manifest(request.target) else _run
+            report, stem, headline, interrupted = run_one(request, progress)
+        finally:  # nothing a solution started outlives the run, or sees (and rewrites) its report
+            kill_strays(keep=spared)
+        json_path, jsonl_path = report.write(request.out, stem)
+        if request.owner:
+            hand_over(request.out, request.owner)
+    return RunOutcome(report, json_path, jsonl_path, headline, interrupted)
+
+
+def _interruption(why: str, report: Report) -> Failure:
+    return Failure(where="run", message=f"{why}: the report holds the {len(report.traces)} result(s) finished "
+                   f"before it; {report.missing} never ran")
 
 
 def hand_over(out: Path, owner: tuple[int, int]) -> None:
@@ -77,7 +87,7 @@ def hand_over(out: Path, owner: tuple[int, int]) -> None:
             os.chown(path, *owner, follow_symlinks=False)
 
 
-def _run(request: RunRequest, progress: RunProgress) -> tuple[Report, str, str]:
+def _run(request: RunRequest, progress: RunProgress) -> tuple[Report, str, str, str | None]:
     manifests = prepare(request.target, dict(request.overrides), request.solutions, request.workloads)
     kind = resolve_device(request.device)
     devices = parse_devices(request.devices, kind) if request.devices else None
@@ -92,6 +102,7 @@ def _run(request: RunRequest, progress: RunProgress) -> tuple[Report, str, str]:
     plan = plan_of(name, request.target, manifests)
 
     progress.start(trace_count(manifests, units))
+    interrupted: str | None = None
     try:
         if devices:
             job_args = {"overrides": dict(request.overrides), "solutions": list(request.solutions),
@@ -101,34 +112,46 @@ def _run(request: RunRequest, progress: RunProgress) -> tuple[Report, str, str]:
         else:
             options = RunOptions(device=kind, device_index=request.device_index, log_dir=request.out / "logs")
             parts = run_units(manifests, units, options, run_seed, progress)
+    except KeyboardInterrupt as exc:
+        stop = stopped(exc)
+        parts, interrupted = stop.reports, stop.why
     finally:
         progress.close()
     # partial: a result that never came back is counted under summary.missing (not ok), not a crash
     report = merge(parts, suite=plan, shards=Shards(shard.count, (shard.index,)) if shard else None,
                    allow_partial=True)
+    if interrupted:
+        report = replace(report, failures=(*report.failures, _interruption(interrupted, report)))
     where = f"devices {', '.join(devices)}" if devices else f"{kind}:{request.device_index}"
     cache = {m.bench.cache for m in manifests}
     headline = (f"{name}: {len(manifests)} problem(s), {len(units)} workload(s)"
                 f"{f' in shard {shard}' if shard else ''} on {where} ({report.device_name}); "
                 f"cache: {'/'.join(sorted(cache))}; run seed: {run_seed}")
-    return report, f"{name}-{kind}" + (f"-{shard.slug}" if shard else ""), headline
+    return report, f"{name}-{kind}" + (f"-{shard.slug}" if shard else ""), headline, interrupted
 
 
-def _run_bench_module(request: RunRequest, progress: RunProgress) -> tuple[Report, str, str]:
+def _run_bench_module(request: RunRequest, progress: RunProgress) -> tuple[Report, str, str, str | None]:
     """A bench module is a problem of its own kind: its cases are the workloads, its api the solution."""
     spec = with_overrides(load_bench_manifest(request.target), {**request.overrides, "mode": request.mode})
     if request.devices:
         raise InputError("--devices is not supported for bench-module manifests (use --device-index)")
     kind = resolve_device(request.device)
+    interrupted: str | None = None
     try:
         report = run_bench_module(spec, kind, request.device_index, request.out, request.workloads, request.shard,
                                   progress.log)
+    except KeyboardInterrupt as exc:
+        stop = stopped(exc)
+        report, interrupted = stop.reports[0], stop.why
     finally:
         progress.close()
     shard = request.shard
     if shard:
         report = merge([report], shards=Shards(shard.count, (shard.index,)), allow_partial=True)
+    if interrupted:
+        report = replace(report, failures=(*report.failures, Failure(
+            where="run", message=f"{interrupted}: the report holds the {len(report.traces)} case(s) finished before it")))
     stem = f"{report.definition}-{kind}-{spec.mode}" + (f"-{shard.slug}" if shard else "")
     headline = (f"{report.definition}: bench module on {kind} ({report.device_name}); mode: {spec.mode}; "
                 f"cache: {spec.config.cache}")
-    return report, stem, headline
+    return report, stem, headline, interrupted

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import secrets
 import time
 from dataclasses import asdict, dataclass
@@ -25,9 +26,10 @@ from harness.measure.devices.base import Peak
 from harness.execute.dtypes import name_of
 from harness.measure.environment import environment
 from harness.spec.expressions import evaluate
-from harness.execute.inputs import allocate_outputs, mix_seed, workload_bytes
+from harness.execute.inputs import allocate_outputs, has_fresh_inputs, mix_seed, workload_bytes
 from harness.execute.isolation import Worker, WorkerError
-from harness.execute.protocol import Build, Built, Command, Outputs, Reply, Run, RunOn, TimeChunk, TimeEnd, TimeStart
+from harness.execute.protocol import (MAX_KEPT as RECHECKS, Build, Built, Command, Outputs, Reply, Run, TimeChunk,
+                                      TimeEnd, TimeStart, draw_key)
 from harness.spec.model import BenchConfig, Manifest, Solution, Workload
 from harness.measure import wallclock
 from harness.measure.wallclock import ChunkWall
@@ -35,6 +37,7 @@ from harness.measure.timing import hidden_work_suspected, samples_per_chunk, sto
 from harness.errors import InputError
 from harness.results.report import Report
 from harness.results.trace import Status, Trace
+from harness.results.interrupt import stopped
 
 RESTART_AFTER = {Status.RUNTIME_ERROR, Status.TIMEOUT, Status.OUT_OF_MEMORY, Status.TAMPERED}
 
@@ -93,8 +96,8 @@ class Runner:
         self.ref = Worker("reference", self.opt.log_dir, self.policy,
                           sandbox.content_key("reference", [ref.source.encode()]))
         try:
-            self.ref_info = self.ref.call(Build(ref, self.m.definition, self.kind,
-                                                self.opt.device_index, self.run_seed), timeout=self.cfg.compile_timeout_s)
+            self.ref_info = self.ref.call(Build(ref, self.m.definition, self.kind, self.opt.device_index),
+                                          timeout=self.cfg.compile_timeout_s)
         except WorkerError as exc:
             self.ref.close()
             raise ReferenceLoadError(f"reference of {self.m.definition.name} ({self.m.definition.reference.origin}) failed to load: "
@@ -147,10 +150,15 @@ class Runner:
         traces: list[Trace] = []
         try:
             for sol in solutions:
-                traces.extend(self._solution(sol, workloads))
+                self._solution(sol, workloads, traces)
+        except KeyboardInterrupt as exc:  # what finished is kept (results/interrupt)
+            raise stopped(exc, [self._report(env, traces)]) from None
         finally:
             if self.ref is not None:
                 self.ref.close()
+        return self._report(env, traces)
+
+    def _report(self, env: dict[str, Any], traces: list[Trace]) -> Report:
         return Report.of_problem(definition=self.m.definition.name, manifest=str(self.m.path), device=self.kind,
                                  run_seed=self.run_seed, bench=asdict(self.cfg), environment=env, traces=traces)
 
@@ -159,10 +167,12 @@ class Runner:
                      language=sol.language, device=self.kind, status=status, message=message.strip(),
                      expected_status=sol.expected_status, **kw)
 
-    def _solution(self, sol: Solution, workloads: list[Workload]) -> list[Trace]:
+    def _solution(self, sol: Solution, workloads: list[Workload], done: list[Trace]) -> None:
+        """Append a trace per workload to `done` as each finishes (an interruption keeps them)."""
         if self.kind not in sol.devices:
             why = f"{sol.language} solution targets {', '.join(sol.devices)}; this run is on {self.kind}"
-            return [self._trace(sol, w, Status.SKIPPED, why) for w in workloads]
+            done.extend(self._trace(sol, w, Status.SKIPPED, why) for w in workloads)
+            return
         worker = Worker(sol.name, self.opt.log_dir, self.policy, sandbox.solution_key(sol))
         traces: list[Trace] = []
         built = False
@@ -171,20 +181,20 @@ class Runner:
                 self.progress(f"{sol.name} :: {w.id}")
                 if not built or not worker.alive:
                     try:
-                        worker.call(Build(sol, self.m.definition, self.kind, self.opt.device_index,
-                                          mix_seed(self.run_seed, sol.name)), timeout=self.cfg.compile_timeout_s)
+                        worker.call(Build(sol, self.m.definition, self.kind, self.opt.device_index),
+                                    timeout=self.cfg.compile_timeout_s)
                         built = True
                     except WorkerError as exc:
                         status = Status(exc.status)
                         msg = exc.message if status != Status.TIMEOUT else f"build: {exc.message}"
-                        traces.extend(self._trace(sol, x, status, msg) for x in workloads[len(traces):])
-                        return traces
+                        done.extend(self._trace(sol, x, status, msg) for x in workloads[len(traces):])
+                        return
                 trace = self._workload(worker, sol, w)
                 traces.append(trace)
+                done.append(trace)
                 self.progress(f"{sol.name} :: {w.id} -> {trace.status}")
                 if trace.status in RESTART_AFTER:
                     worker.kill()
-            return traces
         finally:
             worker.close()
             # what the solution left behind (a double fork out of its session included) dies with it
@@ -218,8 +228,11 @@ class Runner:
         cfg = self.cfg
         names = list(self.m.definition.outputs)
         t_run = cfg.run_timeout_s
-        start_s = worker.call(TimeStart(w, seeds, cfg), timeout=t_run)
-        self._ref_call(TimeStart(w, seeds, cfg), timeout=t_run)
+        secret = secrets.randbits(62)  # the solution's redraws: the parent recomputes any sample's inputs from it
+        start_s = worker.call(TimeStart(w, seeds, cfg, secret), timeout=t_run)
+        self._ref_call(TimeStart(w, seeds, cfg, secrets.randbits(62)), timeout=t_run)
+        pick = random.Random(secrets.randbits(62))
+        asked: set[int] = set()  # solution samples whose outputs are re-checked, chosen at random
         clocks = [c for c in (start_s.clocks,) if c]
         series: dict[str, list[float]] = {"sol": [], "ref": []}
         walls: dict[str, list[ChunkWall]] = {"sol": [], "ref": []}  # the parent's clock (measure/wallclock)
@@ -230,8 +243,12 @@ class Runner:
             for key in ("sol", "ref"):
                 t0 = time.monotonic()
                 idle = self.ref if key == "sol" else worker  # frozen while the other is timed
+                keep: tuple[int, ...] = ()
+                if key == "sol" and len(asked) < RECHECKS and (not asked or pick.random() < 0.5):
+                    keep = (pick.randrange(n_chunk),)
+                    asked.add(len(series["sol"]) + keep[0])
                 with idle.frozen() if idle is not None else contextlib.nullcontext():
-                    chunk = (worker.call(TimeChunk(n_chunk), timeout=t_run) if key == "sol"
+                    chunk = (worker.call(TimeChunk(n_chunk, keep), timeout=t_run) if key == "sol"
                              else self._ref_call(TimeChunk(n_chunk), timeout=t_run))
                 took = time.monotonic() - t0
                 series[key].extend(chunk.samples)
@@ -260,11 +277,20 @@ class Runner:
             return self._trace(sol, w, Status.TAMPERED, f"timing: {why}", **timing_kw)
         if end_s.problem:
             return self._trace(sol, w, end_s.problem.status, end_s.problem.message, **timing_kw)
-        for i, check in enumerate(end_s.checks):  # results must still be right after timing
-            expected = self._ref_call(RunOn(check.inputs), timeout=t_run).outputs
-            verdict = compare(names, check.outputs, expected, w.tolerance)
+        kept = {c.sample for c in end_s.checks}
+        if kept != asked:
+            return self._trace(sol, w, Status.TAMPERED, f"timed samples {sorted(asked)} were to be kept for a "
+                               f"re-check; the worker returned {sorted(kept)}", **timing_kw)
+        for check in end_s.checks:  # timed results must be right too, on inputs the parent redraws itself
+            draw = draw_key(secret, check.sample) if cfg.fresh_inputs else None
+            reply = self._ref_call(Run(w, seeds[check.sample % len(seeds)], draw), timeout=t_run)
+            if not isinstance(reply, Outputs):
+                raise InvalidReference(f"reference rejected a re-check: {reply.message}")
+            verdict = compare(names, check.outputs, reply.outputs, w.tolerance)
             if verdict.status != Status.PASSED:
-                return self._trace(sol, w, verdict.status, f"after timing (input set {i}): {verdict.message}", **timing_kw)
+                return self._trace(sol, w, verdict.status, f"timed sample {check.sample}: {verdict.message}",
+                                   **timing_kw)
+        correctness["timed_rechecks"] = sorted(kept)
         hidden = end_s.hidden.to_dict()
         correctness["hidden_work_check"] = hidden
         if hidden_work_suspected(hidden):
@@ -290,6 +316,8 @@ class Runner:
             flags.append("ABOVE_PEAK")
         if throttled(clocks):
             flags.append("THROTTLED")
+        if not (cfg.fresh_inputs and has_fresh_inputs(self.m.definition, w)):
+            flags.append("CACHEABLE")  # every timed call saw the same data: a result cache could win
         correctness["clocks"] = clocks[:1] + clocks[-1:]
         return self._trace(sol, w, Status.PASSED, "", speedup=speedup, throughput=throughput, flags=flags, **timing_kw)
 

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 from harness.results.merge import merge
 from harness.results.report import Failure, ProblemPlan, Report, SuitePlan
 from harness.results.trace import Status, Trace
+from harness.results.interrupt import Interrupted, stopped
 from harness.run.progress import RunProgress, runner_callback
 from harness.run.runner import ReferenceLoadError, RunError, RunOptions, Runner
 from harness.spec.manifest import load_suite, with_bench_overrides
@@ -62,13 +63,17 @@ def failed_report(m: Manifest, device: str, run_seed: int | None, message: str,
 def run_units(manifests: Sequence[Manifest], units: Sequence[Unit], options: RunOptions, run_seed: int,
               progress: RunProgress, lane: str = "") -> list[Report]:
     """Run `units` of the suite here, problem by problem: one report per problem."""
-    reports, done = [], 0
+    reports: list[Report] = []
+    done = 0
     for _, m in restrict(manifests, units):
         if not m.solutions:
             continue
         try:
             callback = runner_callback(progress, lane, m.definition.name)
             report = Runner(m, replace(options, run_seed=run_seed), callback).run()
+        except KeyboardInterrupt as exc:  # the problems that finished are kept, and this one's finished rows
+            inner = stopped(exc)
+            raise Interrupted([*reports, *(r.with_lane(lane) if lane else r for r in inner.reports)], inner.why) from None
         except RunError as exc:
             progress.log(f"{lane + ': ' if lane else ''}{m.definition.name}: {exc}")
             status = Status.INVALID_REFERENCE if isinstance(exc, ReferenceLoadError) else Status.RUNTIME_ERROR

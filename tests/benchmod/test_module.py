@@ -399,3 +399,30 @@ def test_cases_run_in_workers_a_hang_or_abort_costs_only_that_case(tmp_path: Pat
     assert got["ok1"][0] == got["ok2"][0] == "PASSED"
     assert got["hang"][0] == "TIMEOUT" and got["abort"][0] == "RUNTIME_ERROR" and "SIGABRT" in got["abort"][1]
     assert got["raise"][0] == "RUNTIME_ERROR" and "this case cannot be built" in got["raise"][1]
+
+
+def test_an_interrupted_bench_module_run_keeps_the_cases_that_finished(tmp_path: Path) -> None:
+    """SIGINT while a case hangs: exit 130 and a report of the cases before it (results/interrupt)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    write_pair(tmp_path, "torch-function", HOSTILE_CASES.replace(
+        "lambda: time.sleep(3600)", "lambda: (print('HANGING', flush=True), time.sleep(3600))"))
+    doc = yaml.safe_load(write_manifest(tmp_path).read_text())
+    doc["bench"]["run_timeout_s"] = 3600
+    (tmp_path / "bench.yaml").write_text(yaml.safe_dump(doc))
+    out = tmp_path / "o"
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "run", str(tmp_path / "bench.yaml"), "--device", "cpu",
+                             "--out", str(out), "--quiet"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 300
+    while not any("HANGING" in p.read_text(errors="replace") for p in out.glob("logs/*.log")):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stdout[-2000:] + stderr[-2000:]
+    report = json.loads(next(out.glob("*.json")).read_text())
+    assert [(t["workload"], t["status"]) for t in report["traces"]] == [("ok1", "PASSED")]
+    assert report["failures"][0]["message"].startswith("interrupted by SIGINT")

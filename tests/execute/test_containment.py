@@ -109,3 +109,5 @@ def test_the_cheats_manifest_gets_every_expected_status_and_leaves_nothing_behin
     escaped = int((tmp_path / "out" / "logs" / "escapee.log").read_text().split("ESCAPEE ")[1].split()[0])
     assert not _alive(escaped)
     assert files() == tree
+    # destination buffers are refilled with NaN before every call the harness makes: no early exit
+    assert "EARLY EXIT" not in (tmp_path / "out" / "logs" / "dps-early-exit.log").read_text()

@@ -1,10 +1,12 @@
 """Input generation is deterministic per seed and follows each generator's parameters."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 from safetensors.torch import save_file
 
-from harness.execute.inputs import allocate_outputs, generate_inputs, mix_seed
+from harness.execute.inputs import allocate_outputs, generate_inputs, has_fresh_inputs, mix_seed, poison, redraw
 from harness.spec.manifest import load_manifest
 
 from factories import axpy_document
@@ -42,3 +44,43 @@ def test_dps_outputs_are_prefilled_with_nan(write_manifest) -> None:
     m = _manifest(write_manifest, {})
     out = allocate_outputs(m.definition, m.workloads[0], torch.device("cpu"))
     assert torch.isnan(out["y"]).all()
+
+
+def test_redraw_gives_new_values_not_a_permutation(write_manifest) -> None:
+    """A sort or a norm cannot tell a rolled input from the original; a redraw it can."""
+    m = _manifest(write_manifest, {"x": {"type": "random", "mean": 5.0, "std": 0.5},
+                                   "w": {"type": "randint", "low": 3, "high": 7}}, {"w": "int32"})
+    w = m.workloads[0]
+    base = generate_inputs(m.definition, w, 1, torch.device("cpu"))
+    names, values = list(base), [t.clone() for t in base.values()]
+    redraw(w, names, values, 11)
+    assert not torch.equal(values[0].sort().values, base["x"].sort().values)
+    assert abs(values[0].mean() - 5.0) < 0.05 and abs(values[0].std() - 0.5) < 0.05  # the same distribution
+    assert values[1].dtype == torch.int32 and 3 <= values[1].min() and values[1].max() <= 6
+    assert set(values[1].unique().tolist()) == {3, 4, 5, 6} and not torch.equal(values[1], base["w"])
+    again = [t.clone() for t in base.values()]
+    redraw(w, names, again, 11)  # the reference worker redraws a kept sample's inputs with the same key
+    assert all(torch.equal(a, b) for a, b in zip(again, values))
+    redraw(w, names, again, 12)
+    assert not torch.equal(again[0], values[0])
+
+
+def test_redraw_covers_every_dtype_and_leaves_fixed_data(write_manifest, tmp_path) -> None:
+    save_file({"w": torch.arange(10000, dtype=torch.float32)}, str(tmp_path / "w.safetensors"))
+    for dtype in ("float16", "bfloat16", "float8_e4m3fn", "int8", "bool"):
+        m = _manifest(write_manifest, {"x": {"type": "random"}, "w": {"type": "safetensors", "path": "w.safetensors",
+                                                                      "key": "w"}}, {"x": dtype})
+        w = m.workloads[0]
+        base = generate_inputs(m.definition, w, 1, torch.device("cpu"))
+        values = [t.clone() for t in base.values()]
+        redraw(w, list(base), values, 5)
+        assert values[0].dtype == base["x"].dtype and not torch.equal(values[0], base["x"]), dtype
+        assert torch.equal(values[1], base["w"])  # fixed data stays: the workload is flagged CACHEABLE instead
+    assert not has_fresh_inputs(m.definition, replace(w, inputs={"x": w.inputs["w"], "w": w.inputs["w"]}))
+    assert has_fresh_inputs(m.definition, w)
+
+
+def test_poison_refills_destination_buffers() -> None:
+    f, i = torch.zeros(4), torch.zeros(4, dtype=torch.int32)
+    poison([f, i])
+    assert torch.isnan(f).all() and (i == 0x5A).all()

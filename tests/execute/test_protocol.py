@@ -20,8 +20,8 @@ from harness.spec.manifest import load_manifest
 
 from factories import axpy_document, solution
 
-AFTER_BUILD = p.Expect(inputs=2, outputs=1)
-TIMING = p.Expect(inputs=2, outputs=1, input_sets=2, calls_per_sample=frozenset({1, 20}))
+AFTER_BUILD = p.Expect(outputs=1)
+TIMING = p.Expect(outputs=1, input_sets=2, calls_per_sample=frozenset({1, 20}))
 
 
 def wire(data: Any) -> bytes:
@@ -51,7 +51,7 @@ GOOD = {
     "started": (p.TimingStarted("cuda-graph", 20, {"sm_mhz": 1980.0}), (p.TimingStarted,), TIMING),
     "chunk": (p.Chunk([0.5, 0.25, 1e-6], {}), (p.Chunk,), p.Expect(samples=3)),
     "ended": (p.TimingEnded(p.HiddenWork(0.1, 0.12, 0.01, 0.02, escaped_ms=0.0, escaped_kernels=["k"], probed_calls=11), None,
-                            [p.TimedCheck([torch.ones(3), 2.0], [torch.ones(3)])] * 2), (p.TimingEnded,), TIMING),
+                            [p.TimedCheck(3, [torch.ones(3)]), p.TimedCheck(17, [torch.ones(3)])]), (p.TimingEnded,), TIMING),
     "ended-with-problem": (p.TimingEnded(p.HiddenWork(0.1, 0.12, 0.01, 0.02), p.Rejected(Status.TAMPERED, "threads"), []),
                            (p.TimingEnded,), TIMING),
 }
@@ -119,12 +119,12 @@ BAD = {
                                       (p.Outputs, p.Rejected), AFTER_BUILD, "may not report COMPILE_ERROR"),
     "graph divisor nobody asked for": ({"kind": "TimingStarted", "mode": "events", "calls_per_sample": 1000, "clocks": {}},
                                        (p.TimingStarted,), TIMING, "calls_per_sample: 1000"),
-    "more checks than input sets": ({"kind": "TimingEnded", "hidden": hidden(), "problem": None,
-                                     "checks": [{"inputs": [torch.ones(1), 1.0], "outputs": [torch.ones(1)]}] * 3},
-                                    (p.TimingEnded,), TIMING, "3 item(s), at most 2"),
-    "check missing an input": ({"kind": "TimingEnded", "hidden": hidden(), "problem": None,
-                                "checks": [{"inputs": [torch.ones(1)], "outputs": [torch.ones(1)]}]},
-                               (p.TimingEnded,), TIMING, "checks[0].inputs: 1 item(s), expected 2"),
+    "more checks than kept": ({"kind": "TimingEnded", "hidden": hidden(), "problem": None,
+                               "checks": [{"sample": 1, "outputs": [torch.ones(1)]}] * (p.MAX_KEPT + 1)},
+                              (p.TimingEnded,), TIMING, f"{p.MAX_KEPT + 1} item(s), at most {p.MAX_KEPT}"),
+    "check without a sample number": ({"kind": "TimingEnded", "hidden": hidden(), "problem": None,
+                                       "checks": [{"sample": "3", "outputs": [torch.ones(1)]}]},
+                                      (p.TimingEnded,), TIMING, "checks[0].sample"),
     "NaN in hidden work": ({"kind": "TimingEnded", "hidden": {**hidden(), "hidden_ms": math.nan}, "problem": None,
                             "checks": []}, (p.TimingEnded,), TIMING, "hidden.hidden_ms: nan is not finite"),
     "peak as a string": ({"kind": "Built", "device": {}, "versions": {}, "peak": {"bytes_per_s": "fast", "flops_per_s": {}}},
@@ -187,13 +187,13 @@ def test_a_frame_larger_than_asked_for_is_refused_unread() -> None:
 
 def test_frame_limits_follow_the_declared_tensors(write_manifest) -> None:
     m = load_manifest(write_manifest(axpy_document([solution("sol", "good.py")])))
-    e = p.Build(m.solutions[0], m.definition, "cpu", 0, 1).expect(p.Expect())
+    e = p.Build(m.solutions[0], m.definition, "cpu", 0).expect(p.Expect())
     w = m.workloads[0]
     run = p.Run(w, 1).expect(e)
     assert run.data_bytes == 3 * 4096 * 4 and run.frame_bytes == p.SMALL_FRAME + 2 * run.data_bytes
     started = p.TimeStart(w, [1, 2, 3], m.bench).expect(run)
     assert p.TimeChunk(5).expect(started).frame_bytes == p.SMALL_FRAME
-    assert p.TimeEnd().expect(started).frame_bytes == p.SMALL_FRAME + 2 * 3 * run.data_bytes
+    assert p.TimeEnd().expect(started).frame_bytes == p.SMALL_FRAME + 2 * p.MAX_KEPT * run.data_bytes
 
 
 def test_frame_round_trips() -> None:
@@ -209,7 +209,7 @@ def axpy(write_manifest):
     def build(file: str, tmp: Path) -> tuple[Worker, Any]:
         m = load_manifest(write_manifest(axpy_document([solution("sol", file)])))
         worker = Worker("sol", tmp / "logs")
-        worker.call(p.Build(m.solutions[0], m.definition, "cpu", 0, 1), timeout=m.bench.compile_timeout_s)
+        worker.call(p.Build(m.solutions[0], m.definition, "cpu", 0), timeout=m.bench.compile_timeout_s)
         return worker, m
     return build
 

@@ -66,13 +66,23 @@ def test_sampler_measures_a_known_duration_on_cpu() -> None:
     assert all(3.9 <= s < 40 for s in samples)
 
 
-def test_sampler_rotates_inputs_and_refreshes_outside_timing() -> None:
+def test_sampler_rotates_inputs_and_hooks_every_call() -> None:
+    """Timed samples get (input set, sample number) before and after; warm-up and probe calls get
+    (input set, None) before, so the worker refreshes inputs for every call it makes."""
     seen: list[int] = []
-    refreshed: list[int] = []
+    before: list[tuple[int, int | None]] = []
+    after: list[tuple[int, int]] = []
     calls = [lambda i=i: seen.append(i) for i in range(3)]
-    sampler = Sampler(CpuDevice(), calls, BenchConfig(cache="warm"), refreshed.append)
+    sampler = Sampler(CpuDevice(), calls, BenchConfig(cache="warm", warmup_count=2, warmup_ms=0),
+                      lambda i, k: before.append((i, k)), lambda i, k: after.append((i, k)))
+    sampler.warmup()
     sampler.chunk(6)
-    assert seen == [0, 1, 2, 0, 1, 2] and refreshed == [0, 1, 2, 0, 1, 2]
+    sampler.chunk(2)
+    assert seen == [0, 1, 0, 1, 2, 0, 1, 2, 0, 1]
+    assert before == [(0, None), (1, None), *[(k % 3, k) for k in range(8)]]
+    assert after == [(k % 3, k) for k in range(8)]
+    sampler.hidden_work_check(reps=2)
+    assert before[10:] == [(0, None)] * 4  # the baseline and the call, twice each
 
 
 def test_cold_cache_flushes_before_every_sample() -> None:

@@ -94,6 +94,14 @@ class Device(ABC):
             self._flush_buffer = torch.zeros(2 * self.l2_bytes() // 4, dtype=torch.int32, device=self.torch_device)
         self._flush_buffer.sum()
 
+    def persisting_cache_bytes(self) -> int:
+        """Cache set aside for lines that persist (CUDA's persisting L2): what survives `flush_cache`.
+        The worker resets it to 0 before timing, and a call that sets it is TAMPERED."""
+        return 0
+
+    def reset_persisting_cache(self) -> None:
+        """No cache set aside for persisting lines, and none persisting now."""
+
     # -- limits and health --------------------------------------------------------------------
     def peak(self) -> Peak:
         return Peak()

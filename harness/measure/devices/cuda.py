@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 from typing import Any, Callable, Iterator
 
 import torch
@@ -28,6 +29,9 @@ class CudaEvent(Event):
     def elapsed_ms(self, end: Event) -> float:
         assert isinstance(end, CudaEvent)
         return self.ev.elapsed_time(end.ev)
+
+
+CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06  # CUlimit in cuda.h
 
 
 def _nvml_handle(index: int) -> Any:
@@ -58,6 +62,7 @@ class CudaDevice(Device):
         self._stream: torch.cuda.Stream | None = None
         self._cycles_per_us: float | None = None
         self._nvml, self._nvml_dev = None, None
+        self._cuda: ctypes.CDLL | None = None
 
     @classmethod
     def available(cls) -> tuple[bool, str]:
@@ -125,6 +130,25 @@ class CudaDevice(Device):
     def l2_bytes(self) -> int:
         props = torch.cuda.get_device_properties(self.index)
         return int(getattr(props, "L2_cache_size", 0) or 50 * 1024 ** 2)
+
+    def _driver(self) -> ctypes.CDLL:
+        """The CUDA driver library, which torch has already loaded (every CUDA process maps it)."""
+        if self._cuda is None:
+            self._cuda = ctypes.CDLL("libcuda.so.1")
+        return self._cuda
+
+    def persisting_cache_bytes(self) -> int:
+        """cudaLimitPersistingL2CacheSize of the current context, read through the driver API (torch has
+        no binding): 0 unless someone set it, since an access-policy window needs it to persist lines."""
+        value = ctypes.c_size_t(0)
+        if self._driver().cuCtxGetLimit(ctypes.byref(value), CU_LIMIT_PERSISTING_L2_CACHE_SIZE) != 0:
+            return 0
+        return int(value.value)
+
+    def reset_persisting_cache(self) -> None:
+        lib = self._driver()
+        lib.cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, ctypes.c_size_t(0))
+        lib.cuCtxResetPersistingL2Cache()
 
     def peak(self) -> Peak:
         name = torch.cuda.get_device_name(self.index)

@@ -1,0 +1,69 @@
+"""Ctrl-C or SIGTERM in the middle of a run: exit 130, a report of what finished, nothing left running
+(the real CLI in a subprocess, real workers, CPU)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from factories import ROOT, axpy_document, solution
+from harness.execute.containment import descendants
+
+BENCH = {"run_timeout_s": 3600, "correctness_rounds": 1}  # the sleeper hangs until the signal comes
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _wait_for(paths: list[Path], proc: subprocess.Popen) -> None:
+    """Until every path exists: the sleepers have started, so the good solution has finished."""
+    deadline = time.monotonic() + 300
+    while not all(p.exists() for p in paths):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the run never reached the sleeping solution"
+        time.sleep(0.2)
+    time.sleep(1.0)  # into its first call
+
+
+@pytest.mark.parametrize("sig, devices", [(signal.SIGINT, None), (signal.SIGTERM, "0,1")])
+def test_an_interrupted_run_writes_what_finished(tmp_path: Path, sig: signal.Signals, devices: str | None) -> None:
+    doc = axpy_document([solution("good", "good.py"), solution("sleeper", "sleeper.py")], BENCH)
+    doc["workloads"] = [{"id": "a", "axes": {"n": 4096}}, {"id": "b", "axes": {"n": 2048}}]
+    path = tmp_path / "axpy.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    out = tmp_path / "out"
+    before = descendants(os.getpid())
+    cmd = [sys.executable, "-m", "harness", "run", str(path), "--device", "cpu", "--quiet", "--out", str(out)]
+    proc = subprocess.Popen(cmd + (["--devices", devices] if devices else []), cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    logs = ([out / "devices" / f"cpu-{d}" / "logs" / "sleeper.log" for d in devices.split(",")] if devices
+            else [out / "logs" / "sleeper.log"])
+    _wait_for(logs, proc)
+    proc.send_signal(sig)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stdout[-2000:] + stderr[-2000:]
+
+    report = json.loads((out / "axpy-cpu.json").read_text())
+    done = {(t["solution"], t["workload"]): t["status"] for t in report["traces"]}
+    # one device ran both workloads of the good solution; two devices each ran one before its sleeper
+    assert done == ({("good", "a"): "PASSED", ("good", "b"): "PASSED"})
+    assert report["summary"]["missing"] == 2 and not report["summary"]["ok"]
+    assert any(f["message"].startswith(f"interrupted by {sig.name}") for f in report["failures"])
+    assert f"interrupted by {sig.name}" in stderr
+    assert "good" in stdout  # the table of what finished was printed
+    for _ in range(100):  # workers and device children are gone (zombies only wait for a reap)
+        if not any(_alive(pid) for pid in descendants(os.getpid()) - before):
+            break
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in descendants(os.getpid()) - before)
