@@ -277,6 +277,16 @@ class Runner:
             return self._trace(sol, w, Status.TAMPERED, f"timing: {why}", **timing_kw)
         if end_s.problem:
             return self._trace(sol, w, end_s.problem.status, end_s.problem.message, **timing_kw)
+        hidden = end_s.hidden.to_dict()  # first: unjoined work also leaves a kept output unfinished
+        correctness["hidden_work_check"] = hidden
+        if hidden_work_suspected(hidden):
+            if hidden.get("escaped_ms"):
+                why = (f"{hidden['escaped_ms'] * 1e3:.4g} us of device work ran on other streams outside the timed "
+                       f"window ({', '.join(hidden['escaped_kernels'])})")
+            else:
+                why = (f"host clock saw {hidden['wall_ms']:.4g} ms per call but device events only "
+                       f"{hidden['events_ms']:.4g} ms: work ran outside the timed stream")
+            return self._trace(sol, w, Status.HIDDEN_WORK, why, **timing_kw)
         kept = {c.sample for c in end_s.checks}
         if kept != asked:
             return self._trace(sol, w, Status.TAMPERED, f"timed samples {sorted(asked)} were to be kept for a "
@@ -291,16 +301,6 @@ class Runner:
                 return self._trace(sol, w, verdict.status, f"timed sample {check.sample}: {verdict.message}",
                                    **timing_kw)
         correctness["timed_rechecks"] = sorted(kept)
-        hidden = end_s.hidden.to_dict()
-        correctness["hidden_work_check"] = hidden
-        if hidden_work_suspected(hidden):
-            if hidden.get("escaped_ms"):
-                why = (f"{hidden['escaped_ms'] * 1e3:.4g} us of device work ran on other streams outside the timed "
-                       f"window ({', '.join(hidden['escaped_kernels'])})")
-            else:
-                why = (f"host clock saw {hidden['wall_ms']:.4g} ms per call but device events only "
-                       f"{hidden['events_ms']:.4g} ms: work ran outside the timed stream")
-            return self._trace(sol, w, Status.HIDDEN_WORK, why, **timing_kw)
         idle = sum(1 for x in series["sol"] if x == 0)
         if idle:
             return self._trace(sol, w, Status.HIDDEN_WORK, f"{idle} of {len(series['sol'])} timed calls queued no device "

@@ -96,7 +96,7 @@ class Device(ABC):
 
     def persisting_cache_bytes(self) -> int:
         """Cache set aside for lines that persist (CUDA's persisting L2): what survives `flush_cache`.
-        The worker resets it to 0 before timing, and a call that sets it is TAMPERED."""
+        `setup` and the worker's timing start reset it to 0, and a call that sets it is TAMPERED."""
         return 0
 
     def reset_persisting_cache(self) -> None:

@@ -79,6 +79,7 @@ class CudaDevice(Device):
         torch.cuda.set_device(self.index)
         self._stream = torch.cuda.Stream(self.index)
         self._nvml, self._nvml_dev = _nvml_handle(self.index)
+        self.reset_persisting_cache()  # the driver may start with some set aside (11 MiB on an H200)
 
     def synchronize(self) -> None:
         torch.cuda.synchronize(self.index)
@@ -139,7 +140,8 @@ class CudaDevice(Device):
 
     def persisting_cache_bytes(self) -> int:
         """cudaLimitPersistingL2CacheSize of the current context, read through the driver API (torch has
-        no binding): 0 unless someone set it, since an access-policy window needs it to persist lines."""
+        no binding). `setup` sets it to 0, so anything else was set by code the worker ran; an
+        access-policy window needs it to persist lines."""
         value = ctypes.c_size_t(0)
         if self._driver().cuCtxGetLimit(ctypes.byref(value), CU_LIMIT_PERSISTING_L2_CACHE_SIZE) != 0:
             return 0
