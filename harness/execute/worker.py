@@ -77,10 +77,17 @@ class WorkerState:
         self.device = make_device(cmd.device_kind, cmd.device_index)
         self.device.setup()
         from harness.measure import timing
+        from harness.measure.devices import activities
         self.guard = TamperGuard()
-        self.guard.add("harness.measure.timing.Sampler.chunk", timing.Sampler, "chunk")
-        self.guard.add("harness.execute.protocol.encode", protocol, "encode")
-        self.guard.add("harness.execute.protocol.write_frame", protocol, "write_frame")
+        # the timing path from sample to reply: replacing any of these in Python is TAMPERED (what is
+        # left, patching memory under them, is the residual risk the README states)
+        for owner, attr in [(timing.Sampler, "chunk"), (timing.Sampler, "_sample"), (timing.Sampler, "_chunk_cupti"),
+                            (timing, "call_times_us"), (timing, "escaped"), (activities, "from_profiler_events"),
+                            (type(self.device), "device_activities"), (type(self.device), "event"),
+                            (type(self.device), "mark"), (type(self.device), "hold"), (protocol, "encode"),
+                            (protocol, "write_frame"), (type(self.device.event()), "record"),
+                            (type(self.device.event()), "elapsed_ms")]:
+            self.guard.add(f"{getattr(owner, '__qualname__', owner.__name__)}.{attr}", owner, attr)
         self.is_reference = isinstance(target, Reference)
         if self.is_reference:
             namespace: dict[str, Any] = {"__name__": "opbench_reference"}
