@@ -12,9 +12,9 @@
 """
 from __future__ import annotations
 
-import concurrent.futures.thread
-import queue
+import os
 import sys
+import sysconfig
 import threading
 import time
 from typing import Any, Iterable
@@ -50,7 +50,7 @@ class TamperGuard:
         self.watched = _watched()
         self.extra = dict(extra or {})
         self.threads = {t.ident for t in threading.enumerate()}
-        self.pool_loop = concurrent.futures.thread._worker.__code__  # captured before any solution code ran
+        self.library = _library_dirs()  # where an idle thread's code may be (captured before the solution ran)
 
     def add(self, name: str, obj: Any, attr: str) -> None:
         self.extra[name] = (obj, attr, getattr(obj, attr))
@@ -63,23 +63,38 @@ class TamperGuard:
             return "patched harness/timer functions: " + ", ".join(sorted(changed))
         return None
 
-    def stray_threads(self, settle_s: float = 0.05) -> str | None:
-        """Threads started since the guard was made (before the solution's import) that are still
-        at work. None is exempt by its target's module or its name, which a solution can set; only
-        an idle pool thread is left alone (torch.compile keeps one): its innermost frame is the
-        standard library's pool loop itself, compared by code object, waiting for work. A thread
-        finishing a work item gets `settle_s` to get back to waiting."""
-        deadline = time.monotonic() + settle_s
-        while True:
-            frames = sys._current_frames()
-            busy = [t for t in threading.enumerate() if t.ident not in self.threads and t.is_alive()
-                    and not (t.ident in frames and frames[t.ident].f_code is self.pool_loop and _no_work_queued(t))]
-            if not busy or time.monotonic() > deadline:
-                break
-            time.sleep(0.005)
+    def stray_threads(self, settle_s: float = 0.05, cpu_ms: float = 5.0) -> str | None:
+        """Threads started since the guard was made (before the solution's import) that are at work
+        after a call: judged by what they do over `settle_s`, never by their name or their target's
+        module, which a solution can set. A thread is idle (torch.compile's pools, tqdm's monitor) when
+        every frame on its stack is library code (the standard library, site-packages) and it uses
+        under `cpu_ms` of CPU; one anywhere in the solution's own code (a pool's work item waiting
+        on an event included), or burning CPU, is at work."""
+        threads = [t for t in threading.enumerate() if t.ident not in self.threads and t.is_alive()]
+        if not threads:
+            return None
+        before = {t.ident: _cpu_ns(t) for t in threads}
+        time.sleep(settle_s)
+        frames = sys._current_frames()
+        busy = []
+        for t in threading.enumerate():
+            if t.ident in self.threads or not t.is_alive():
+                continue
+            frame, used = frames.get(t.ident), _cpu_ns(t)
+            start = before.get(t.ident)
+            burning = start is None or (used is not None and used - start > cpu_ms * 1e6)
+            if burning or frame is None or not self._library_stack(frame):
+                busy.append(t)
         if busy:
             return "threads left running after the call: " + ", ".join(t.name for t in busy)
         return None
+
+    def _library_stack(self, frame: Any) -> bool:
+        while frame is not None:
+            if not frame.f_code.co_filename.startswith(self.library):
+                return False
+            frame = frame.f_back
+        return True
 
     def modes(self) -> str | None:
         """Torch function or dispatch modes active now (the harness calls this around every call).
@@ -93,9 +108,18 @@ class TamperGuard:
         return None
 
 
-def _no_work_queued(t: threading.Thread) -> bool:
-    """No item waits in the pool thread's work queue (one submitted just now would look idle)."""
-    return not any(isinstance(a, queue.SimpleQueue) and not a.empty() for a in getattr(t, "_args", ()))
+def _library_dirs() -> tuple[str, ...]:
+    """The standard library and site-packages: code a worker's own uid cannot write."""
+    paths = sysconfig.get_paths()
+    return tuple(sorted({os.path.join(paths[k], "") for k in ("stdlib", "platstdlib", "purelib", "platlib")}))
+
+
+def _cpu_ns(t: threading.Thread) -> int | None:
+    """CPU time a thread has used, in ns (Linux schedstat), or None where it cannot be read."""
+    try:
+        return int(open(f"/proc/self/task/{t.native_id}/schedstat").read().split()[0])
+    except (OSError, ValueError, IndexError, TypeError):
+        return None
 
 
 def snapshot(values: Iterable[Any]) -> list[Any]:

@@ -194,7 +194,8 @@ class Sampler:
                     t0 = time.perf_counter()
                     start.record()
                     call()
-                    end.record()
+                    with dev.stream():  # the call may have switched the current stream
+                        end.record()
                     dev.synchronize()
                     wall.append((time.perf_counter() - t0) * 1e3)
                     ev.append(start.elapsed_ms(end))
@@ -218,21 +219,30 @@ class Sampler:
             with dev.stream():
                 self.before_sample(0, None)
                 dev.hold(max(self.hold_us, 50.0))
+            with dev.stream():
                 self.calls[0]()
+            with dev.stream():  # re-entered: a call that switched the current stream cannot move the marker
                 dev.mark()
         try:
             acts = dev.device_activities(run)
         except Exception as exc:  # a profiler that cannot start must not fail the solution
-            return {"activity_check": f"unavailable: {type(exc).__name__}: {exc}"[:200]}
+            return {"activity_check": f"unavailable: {type(exc).__name__}: {exc}"[:200], **self._escaped_in_chunks()}
         if acts is None:
             return {}
         try:
             outside = escaped(acts) + self.escaped
         except AttributionError as exc:
-            return {"activity_check": f"unavailable: {exc}"}
+            return {"activity_check": f"unavailable: {exc}", **self._escaped_in_chunks()}
         probes = 1 + (self.count if self.timer == "cupti" else 0)  # calls whose every activity was accounted for
         return {"escaped_ms": sum(a.dur_us for a in outside) / 1e3 / self.divisor,
                 "escaped_kernels": sorted({a.name[:80] for a in outside})[:5], "probed_calls": probes}
+
+    def _escaped_in_chunks(self) -> dict[str, Any]:
+        """What the timed chunks' traces saw escape, when the final probe could not be read."""
+        if not self.escaped:
+            return {}
+        return {"escaped_ms": sum(a.dur_us for a in self.escaped) / 1e3 / self.divisor,
+                "escaped_kernels": sorted({a.name[:80] for a in self.escaped})[:5], "probed_calls": self.count}
 
 
 def hidden_work_suspected(check: dict[str, Any], min_hidden_ms: float = 0.02, fraction: float = 0.3) -> bool:

@@ -13,15 +13,27 @@ from harness.execute.guards import TamperGuard
 def test_an_idle_pool_thread_is_left_alone_and_a_busy_one_is_not() -> None:
     guard = TamperGuard()
     pool = ThreadPoolExecutor(1)
+    release = threading.Event()
     try:
-        pool.submit(lambda: 1).result()  # the pool's thread now waits for work, as torch.compile's does
+        pool.submit(int).result()  # the pool's thread now waits for work, as torch.compile's does
         assert guard.stray_threads() is None
-        release = threading.Event()
-        pool.submit(release.wait)
+        pool.submit(lambda: release.wait(30))  # a work item of the solution's, waiting: at work
         assert "ThreadPoolExecutor" in (guard.stray_threads() or "")
-        release.set()
     finally:
+        release.set()
         pool.shutdown(wait=True)
+
+
+def test_a_library_thread_burning_cpu_is_at_work() -> None:
+    guard = TamperGuard()
+    stop = threading.Event()
+    t = threading.Thread(target=sum, args=(iter(stop.is_set, True),), name="spinner")  # sums False until set
+    t.start()  # all its frames are the standard library's; its CPU time gives it away
+    try:
+        assert "spinner" in (guard.stray_threads() or "")
+    finally:
+        stop.set()
+        t.join()
 
 
 def test_a_thread_claiming_a_library_module_is_still_a_stray() -> None:
