@@ -75,12 +75,10 @@ def test_kill_strays_spares_what_was_there_before(tmp_path: Path) -> None:
 
 
 def test_a_timer_scaled_in_the_workers_process_is_caught(tmp_path: Path) -> None:
-    """The solution scales its own timer by 1/3 (a function no guard watches); the hidden-work probe
-    times a call with the host clock against the same events and sees the gap. The parent's own
-    wall time per call is in the report beside the samples."""
+    """The solution scales its own timer by 1/3: the device's event class is on the watched timing
+    path, so the worker reports it at import."""
     t = _run(tmp_path, [solution("forged", "forged_clock.py")])["forged"]
-    assert t.status == Status.HIDDEN_WORK, (t.status, t.message)
-    assert t.timing.wall_per_call_ms > t.timing.median_ms
+    assert t.status == Status.TAMPERED and "CpuEvent.elapsed_ms" in t.message, (t.status, t.message)
 
 
 def test_the_cheats_manifest_gets_every_expected_status_and_leaves_nothing_behind(tmp_path: Path) -> None:

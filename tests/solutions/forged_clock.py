@@ -1,7 +1,7 @@
-"""Hostile: reports a third of its real time by scaling the CPU timer's elapsed time, a function the
-tamper guard does not watch (anything in the process can be patched). The hidden-work probe, which
-times one call with the host clock against the same events, sees the difference: HIDDEN_WORK.
-(A forger who also patches the probe is the residual risk the README states.)"""
+"""Hostile: reports a third of its real time by scaling the CPU timer's elapsed time. The tamper guard
+watches every function on the path from a sample to the reply, this one included: TAMPERED at import.
+(Before it did, the hidden-work probe caught it as HIDDEN_WORK; a forger patching memory under the
+watched functions is the residual risk the README states.)"""
 import torch
 
 from harness.measure.devices import cpu
