@@ -281,8 +281,9 @@ class Runner:
         correctness["hidden_work_check"] = hidden
         if hidden_work_suspected(hidden):
             if hidden.get("escaped_ms"):
-                why = (f"{hidden['escaped_ms'] * 1e3:.4g} us of device work ran on other streams outside the timed "
-                       f"window ({', '.join(hidden['escaped_kernels'])})")
+                probed = hidden.get("probed_calls") or 1
+                why = (f"{hidden['escaped_ms'] * 1e3:.4g} us of device work, over {probed} probed call(s), ran on "
+                       f"other streams outside the timed window ({', '.join(hidden['escaped_kernels'])})")
             else:
                 why = (f"host clock saw {hidden['wall_ms']:.4g} ms per call but device events only "
                        f"{hidden['events_ms']:.4g} ms: work ran outside the timed stream")
