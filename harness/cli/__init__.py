@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 from harness.cli import launch, results
 from harness.cli import run as run_cmd
 from harness.errors import OpbenchError
+from harness.results.interrupt import EXIT_CODE as INTERRUPTED
 from harness.spec.text import clean
 
 Command = Callable[[argparse.Namespace], int]
@@ -52,3 +53,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OpbenchError as exc:
         print("\n".join(clean(line) for line in exc.lines()), file=sys.stderr)
         return exc.exit_code
+    except KeyboardInterrupt:  # before a run began (a run itself writes what finished: results/interrupt)
+        print("interrupted", file=sys.stderr)
+        return INTERRUPTED

@@ -142,7 +142,10 @@ def _run_bench_module(request: RunRequest, progress: RunProgress) -> tuple[Repor
                                   progress.log)
     except KeyboardInterrupt as exc:
         stop = stopped(exc)
-        report, interrupted = stop.reports[0], stop.why
+        report = stop.reports[0] if stop.reports else Report.of_problem(
+            definition=spec.name or spec.operator.stem, manifest=str(spec.path), device=kind, run_seed=None,
+            bench=None, environment={}, traces=[])  # stopped before any case ran
+        interrupted = stop.why
     finally:
         progress.close()
     shard = request.shard
