@@ -39,11 +39,10 @@ def _trace(spec_name: str, case_id: str, loaded: BenchLoaded, device: str, statu
 
 
 def run_cases(spec: BenchModuleSpec, kind: str, device_index: int, out: Path, case_ids: list[str] | None,
-              say: Callable[[str], None], shard: Shard | None = None,
-              traces: list[Trace] | None = None) -> tuple[list[Trace], dict[str, object]]:
-    """Time every case (or shard i/n's: cases dealt round-robin, as suites are) in a worker; returns
-    traces and the device info. Each trace is appended to `traces` as it finishes, so an interruption
-    keeps them. Raises BenchModuleError on a module that breaks the contract."""
+              say: Callable[[str], None], traces: list[Trace], shard: Shard | None = None) -> dict[str, object]:
+    """Time every case (or shard i/n's: cases dealt round-robin, as suites are) in a worker, appending
+    each case's trace to `traces` as it finishes (an interruption keeps them); returns the device
+    info. Raises BenchModuleError on a module that breaks the contract."""
     bench_path = spec.bench or default_bench_file(spec.operator)
     bench = bench_path if bench_path.is_file() else None
     files = [spec.operator, *([bench] if bench else [])]
@@ -67,10 +66,10 @@ def run_cases(spec: BenchModuleSpec, kind: str, device_index: int, out: Path, ca
         try:
             info = loaded()
         except WorkerError as exc:  # the module hung, crashed or raised while loading: one row says so
-            return [Trace(name, "*", {}, name, "bench-module", kind, Status(exc.status), message=exc.message)], {"kind": kind}
+            traces.append(Trace(name, "*", {}, name, "bench-module", kind, Status(exc.status), message=exc.message))
+            return {"kind": kind}
         name = spec.name or info.api_name
         cases = info.cases[shard.index - 1::shard.count] if shard is not None else info.cases
-        traces = [] if traces is None else traces
         for case in cases:
             if case_ids and case.id not in case_ids:
                 continue
@@ -95,7 +94,7 @@ def run_cases(spec: BenchModuleSpec, kind: str, device_index: int, out: Path, ca
             traces.append(_trace(name, case.id, info, kind, Status.PASSED, axes=case.axes, timing=stats,
                                  flags=[f"mode {res.mode}", f"kernels: {res.attributed}", "not checked"], throughput={}))
             traces[-1].correctness["attribution"] = res.details
-        return traces, info.device
+        return info.device
     finally:
         worker.close()
 
@@ -113,13 +112,13 @@ def run_bench_module(spec: BenchModuleSpec, kind: str, device_index: int, out: P
                                  environment=environment({"kind": kind}), traces=traces)
     check_mode(spec.mode, kind)
     out.mkdir(parents=True, exist_ok=True)
-    done: list[Trace] = []
+    traces: list[Trace] = []
+
+    def report(info: dict[str, object]) -> Report:
+        return Report.of_problem(definition=traces[0].definition if traces else name, manifest=str(spec.path),
+                                 device=kind, run_seed=None, bench=bench, environment=environment(info), traces=traces)
     try:
-        traces, info = run_cases(spec, kind, device_index, out, list(case_ids) or None, say, shard, done)
+        info = run_cases(spec, kind, device_index, out, list(case_ids) or None, say, traces, shard)
     except KeyboardInterrupt as exc:  # the cases that finished are kept (results/interrupt)
-        partial = Report.of_problem(definition=done[0].definition if done else name, manifest=str(spec.path),
-                                    device=kind, run_seed=None, bench=bench, environment=environment({"kind": kind}),
-                                    traces=done)
-        raise stopped(exc, [partial]) from None
-    return Report.of_problem(definition=traces[0].definition if traces else name, manifest=str(spec.path),
-                             device=kind, run_seed=None, bench=bench, environment=environment(info), traces=traces)
+        raise stopped(exc, [report({"kind": kind})]) from None
+    return report(info)

@@ -63,6 +63,10 @@ class TamperGuard:
             return "patched harness/timer functions: " + ", ".join(sorted(changed))
         return None
 
+    def after_call(self) -> str | None:
+        """Every check that follows solution code: patched functions, threads at work, active modes."""
+        return self.check() or self.stray_threads() or self.modes()
+
     def stray_threads(self, settle_s: float = 0.05, cpu_ms: float = 5.0) -> str | None:
         """Threads started since the guard was made (before the solution's import) that are at work
         after a call: judged by what they do over `settle_s`, never by their name or their target's

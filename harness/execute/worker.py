@@ -79,14 +79,14 @@ class WorkerState:
         from harness.measure import timing
         from harness.measure.devices import activities
         self.guard = TamperGuard()
+        event = type(self.device.event())
         # the timing path from sample to reply: replacing any of these in Python is TAMPERED (what is
         # left, patching memory under them, is the residual risk the README states)
         for owner, attr in [(timing.Sampler, "chunk"), (timing.Sampler, "_sample"), (timing.Sampler, "_chunk_cupti"),
                             (timing, "call_times_us"), (timing, "escaped"), (activities, "from_profiler_events"),
                             (type(self.device), "device_activities"), (type(self.device), "event"),
                             (type(self.device), "mark"), (type(self.device), "hold"), (protocol, "encode"),
-                            (protocol, "write_frame"), (type(self.device.event()), "record"),
-                            (type(self.device.event()), "elapsed_ms")]:
+                            (protocol, "write_frame"), (event, "record"), (event, "elapsed_ms")]:
             self.guard.add(f"{getattr(owner, '__qualname__', owner.__name__)}.{attr}", owner, attr)
         self.is_reference = isinstance(target, Reference)
         if self.is_reference:
@@ -143,8 +143,7 @@ class WorkerState:
         with dev.stream():
             result = self._call(entry)
         dev.synchronize()  # device-wide: work the call left on any stream is finished before checks
-        tampered = (why or self.guard.check() or self.guard.stray_threads() or self.guard.modes()
-                    or self._persisting_cache())
+        tampered = why or self.guard.after_call() or self._persisting_cache()
         if tampered:
             return Rejected(Status.TAMPERED, tampered)
         bad = mutated_inputs(entry["names"], before, entry["inputs"])
@@ -218,7 +217,7 @@ class WorkerState:
     def time_end(self, cmd: TimeEnd) -> TimingEnded:
         """Hidden-work and tamper checks, then the outputs of the samples the parent asked to keep."""
         hidden = HiddenWork(**self.sampler.hidden_work_check())
-        why = self.guard.check() or self.guard.stray_threads() or self.guard.modes() or self.cache_problem
+        why = self.guard.after_call() or self.cache_problem
         problem = Rejected(Status.TAMPERED, why) if why else None
         checks: list[TimedCheck] = []
         for k, result in sorted(self.kept_samples.items()):

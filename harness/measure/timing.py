@@ -234,15 +234,15 @@ class Sampler:
         except AttributionError as exc:
             return {"activity_check": f"unavailable: {exc}", **self._escaped_in_chunks()}
         probes = 1 + (self.count if self.timer == "cupti" else 0)  # calls whose every activity was accounted for
-        return {"escaped_ms": sum(a.dur_us for a in outside) / 1e3 / self.divisor,
-                "escaped_kernels": sorted({a.name[:80] for a in outside})[:5], "probed_calls": probes}
+        return self._escaped_summary(outside, probes)
 
     def _escaped_in_chunks(self) -> dict[str, Any]:
         """What the timed chunks' traces saw escape, when the final probe could not be read."""
-        if not self.escaped:
-            return {}
-        return {"escaped_ms": sum(a.dur_us for a in self.escaped) / 1e3 / self.divisor,
-                "escaped_kernels": sorted({a.name[:80] for a in self.escaped})[:5], "probed_calls": self.count}
+        return self._escaped_summary(self.escaped, self.count) if self.escaped else {}
+
+    def _escaped_summary(self, outside: list[Any], probes: int) -> dict[str, Any]:
+        return {"escaped_ms": sum(a.dur_us for a in outside) / 1e3 / self.divisor,
+                "escaped_kernels": sorted({a.name[:80] for a in outside})[:5], "probed_calls": probes}
 
 
 def hidden_work_suspected(check: dict[str, Any], min_hidden_ms: float = 0.02, fraction: float = 0.3) -> bool:

@@ -72,9 +72,11 @@ def run(request: RunRequest, progress: RunProgress) -> RunOutcome:
     return RunOutcome(report, json_path, jsonl_path, headline, interrupted)
 
 
-def _interruption(why: str, report: Report) -> Failure:
-    return Failure(where="run", message=f"{why}: the report holds the {len(report.traces)} result(s) finished "
-                   f"before it; {report.missing} never ran")
+def _interrupted(report: Report, why: str) -> Report:
+    """`report` with a failure saying the run was stopped, and how much of it finished."""
+    missing = f"; {report.missing} never ran" if report.missing else ""
+    return replace(report, failures=(*report.failures, Failure(
+        where="run", message=f"{why}: the report holds the {len(report.traces)} result(s) finished before it{missing}")))
 
 
 def hand_over(out: Path, owner: tuple[int, int]) -> None:
@@ -121,7 +123,7 @@ def _run(request: RunRequest, progress: RunProgress) -> tuple[Report, str, str, 
     report = merge(parts, suite=plan, shards=Shards(shard.count, (shard.index,)) if shard else None,
                    allow_partial=True)
     if interrupted:
-        report = replace(report, failures=(*report.failures, _interruption(interrupted, report)))
+        report = _interrupted(report, interrupted)
     where = f"devices {', '.join(devices)}" if devices else f"{kind}:{request.device_index}"
     cache = {m.bench.cache for m in manifests}
     headline = (f"{name}: {len(manifests)} problem(s), {len(units)} workload(s)"
@@ -152,8 +154,7 @@ def _run_bench_module(request: RunRequest, progress: RunProgress) -> tuple[Repor
     if shard:
         report = merge([report], shards=Shards(shard.count, (shard.index,)), allow_partial=True)
     if interrupted:
-        report = replace(report, failures=(*report.failures, Failure(
-            where="run", message=f"{interrupted}: the report holds the {len(report.traces)} case(s) finished before it")))
+        report = _interrupted(report, interrupted)
     stem = f"{report.definition}-{kind}-{spec.mode}" + (f"-{shard.slug}" if shard else "")
     headline = (f"{report.definition}: bench module on {kind} ({report.device_name}); mode: {spec.mode}; "
                 f"cache: {spec.config.cache}")
