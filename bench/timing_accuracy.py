@@ -430,7 +430,8 @@ def kernel_main(case: Case, folder: Path, calls: int) -> None:
 
 def probe_main(case: Case, folder: Path, calls: int) -> None:
     """Where a small kernel's time goes: CUPTI kernel durations of the same calls queued back to back
-    behind a hold (opbench's sequence), and launched alone after a sync and an idle millisecond (the
+    behind a hold (opbench's sequence: zeroing flush, the harness's read flush, and that plus its
+    instruction-cache eviction), and launched alone after a sync and an idle millisecond (the
     way ncu serializes them), with and without an L2 flush; ncu's numbers for both cache settings."""
     import torch
     from torch.profiler import ProfilerActivity, profile
@@ -441,7 +442,9 @@ def probe_main(case: Case, folder: Path, calls: int) -> None:
     torch.cuda._sleep(1000)
     torch.cuda.synchronize()
 
-    def durations(step: Callable[[], None]) -> tuple[float, float]:
+    def durations(step: Callable[[], None], before: int = 1) -> tuple[float, float]:
+        """Median per-call kernel time; each step runs `before` harness kernels (flush, eviction)
+        ahead of the call's own."""
         t0 = time.perf_counter()
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             for _ in range(calls):
@@ -450,8 +453,8 @@ def probe_main(case: Case, folder: Path, calls: int) -> None:
         t1 = time.perf_counter()
         evs = [e for e in prof.profiler.kineto_results.events() if e.device_type() == torch.autograd.DeviceType.CUDA]
         evs = sorted((e for e in evs if "spin_kernel" not in e.name()), key=lambda e: e.start_ns())
-        group = 1 + case.kernels
-        per_call = [sum(e.duration_ns() for e in evs[i + 1:i + group]) / 1e3 for i in range(0, len(evs), group)]
+        group = before + case.kernels
+        per_call = [sum(e.duration_ns() for e in evs[i + before:i + group]) / 1e3 for i in range(0, len(evs), group)]
         return statistics.median(per_call), t1 - t0
 
     def queued_cold() -> None:
@@ -459,6 +462,19 @@ def probe_main(case: Case, folder: Path, calls: int) -> None:
         torch.cuda._sleep(100_000)
         fn()
         torch.cuda._sleep(1)
+
+    from harness.measure.devices.cuda import CudaDevice
+    device = CudaDevice(0)
+
+    def harness_flush(evict: bool) -> Callable[[], None]:
+        def step() -> None:  # the harness's read flush, with or without its instruction-cache eviction
+            super(CudaDevice, device).flush_cache()
+            if evict:
+                device.evict_code()
+            torch.cuda._sleep(100_000)
+            fn()
+            torch.cuda._sleep(1)
+        return step
 
     def isolated(cold: bool) -> Callable[[], None]:
         def step() -> None:
@@ -482,9 +498,10 @@ def probe_main(case: Case, folder: Path, calls: int) -> None:
                                                                 "duration_ns", "correlation_id") if hasattr(evs, k)},
               [a for a in dir(evs) if not a.startswith("_")])
     out = {}
-    for label, step in (("queued-cold", queued_cold), ("isolated-cold", isolated(True)),
-                        ("isolated-warm", isolated(False))):
-        out[label], secs = durations(step)
+    for label, step, before in (("queued-cold", queued_cold, 1), ("queued-read-flush", harness_flush(False), 1),
+                                ("queued-read-flush+code-eviction", harness_flush(True), 2),
+                                ("isolated-cold", isolated(True), 1), ("isolated-warm", isolated(False), 1)):
+        out[label], secs = durations(step, before)
         print(f"{case.name} {label}: {out[label]:.2f} us (profile session {secs * 1e3:.0f} ms for {calls} calls)")
 
 

@@ -85,7 +85,8 @@ class WorkerState:
         for owner, attr in [(timing.Sampler, "chunk"), (timing.Sampler, "_sample"), (timing.Sampler, "_chunk_cupti"),
                             (timing, "call_times_us"), (timing, "escaped"), (activities, "from_profiler_events"),
                             (type(self.device), "device_activities"), (type(self.device), "event"),
-                            (type(self.device), "mark"), (type(self.device), "hold"), (protocol, "encode"),
+                            (type(self.device), "mark"), (type(self.device), "hold"),
+                            (type(self.device), "flush_cache"), (type(self.device), "fit_flush"), (protocol, "encode"),
                             (protocol, "write_frame"), (event, "record"), (event, "elapsed_ms")]:
             self.guard.add(f"{getattr(owner, '__qualname__', owner.__name__)}.{attr}", owner, attr)
         self.is_reference = isinstance(target, Reference)
@@ -173,7 +174,7 @@ class WorkerState:
         redrawn (timed sample k: key `draw_key(cmd.key, k)`, which the parent can recompute) and
         destination buffers refilled with NaN; after a sample the parent asked to keep, its outputs
         are copied on the device."""
-        from harness.execute.inputs import drawn_inputs, generate_inputs, poison, redraw
+        from harness.execute.inputs import drawn_inputs, generate_inputs, poison, redraw, workload_bytes
         from harness.execute.protocol import MAX_KEPT, draw_key
         from harness.measure.timing import Sampler
         dev, workload = self.device, cmd.workload
@@ -200,6 +201,7 @@ class WorkerState:
             if k in self.keep_at and len(self.kept_samples) < MAX_KEPT:
                 self.kept_samples[k] = _device_copy(self.pool[i].get("last"))
 
+        dev.fit_flush(workload_bytes(self.definition, workload))
         dev.reset_persisting_cache()
         self.cache_problem = None
         self.sampler = Sampler(dev, [make_call(e) for e in self.pool], cmd.cfg, before, after)

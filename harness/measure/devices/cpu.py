@@ -1,6 +1,8 @@
 """The host CPU as a device: the embedded default, so opbench can be tried with no accelerator at all."""
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import time
 from pathlib import Path
@@ -25,30 +27,68 @@ class CpuEvent(Event):
         return (end.t_ns - self.t_ns) / 1e6
 
 
+def _cache_bytes() -> dict[int, int]:
+    """Size of each cache level of cpu0 from sysfs (level -> bytes; the largest of a level's caches)."""
+    sizes: dict[int, int] = {}
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            level, text = int((index / "level").read_text()), (index / "size").read_text().strip()
+            size = int(text.rstrip("KMG")) * {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}.get(text[-1:], 1)
+        except (OSError, ValueError):
+            continue
+        sizes[level] = max(sizes.get(level, 0), size)
+    return sizes
+
+
 def _llc_bytes() -> int:
     """Largest cache level from sysfs; 32 MiB when it cannot be read (a typical server L3)."""
-    best = 0
-    for size in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
-        text = size.read_text().strip()
-        mult = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}.get(text[-1:], 1)
-        try:
-            best = max(best, int(text.rstrip("KMG")) * mult)
-        except ValueError:
-            continue
-    return best or 32 * 1024 ** 2
+    return max(_cache_bytes().values(), default=0) or 32 * 1024 ** 2
+
+
+def _private_bytes() -> int:
+    """The core's own caches a call's data must leave: L2 (1 MiB when sysfs does not say)."""
+    return _cache_bytes().get(2, 0) or 1024 ** 2
 
 
 # The cold-cache flush reads 2x the cache it must evict, and that cache is capped here. sysfs reports the
 # whole L3 of the socket, and some VMs report a made-up one (480 MiB on our CI machines: a 960 MiB read,
 # 2.6-5 s per sample on a loaded 2-core VM). 32 MiB is a typical server L3 per socket/CCD, the most a single
-# timed call's working set competes for in practice, so a 64 MiB read evicts what matters on real hardware
-# while a sample costs ~20 ms. CPU timings are a convenience (accelerators are what opbench measures), so a
-# bounded sample cost beats a flush sized for a cache no core sees whole. The flush size goes in info().
+# timed call's working set competes for in practice, so a 64 MiB read evicts what matters on real hardware.
+# Within the cap the flush is sized by the call (`fit_flush`): twice the bytes it touches, at least twice
+# the core's L2. A full 64 MiB read before a 16x512 RMSNorm (a 40 us call) also evicts the interpreter's
+# and torch's code, which a real caller keeps warm: the call then read 200-400 us, 20-30% apart, and
+# each sample cost 4 ms (measured on a 2-core VM). The flush size goes in info().
 FLUSH_CAP_BYTES = 32 * 1024 ** 2
+
+
+# glibc's mallopt parameters (malloc.h). By default a tensor above the dynamic mmap threshold gets fresh
+# pages from the kernel and gives them back when freed, so each call pays a page fault per 4 KiB of its
+# outputs and temporaries, some calls and not others. Measured on a 2-core VM (torch 2.13, RMSNorm of a
+# 256x4096 bf16 tensor, 2 threads): median 8.3 ms with faults, 0.99 ms without; 2048x8192: 184 -> 47 ms.
+# That is the kernel's page-zeroing, not the operator: both workers keep freed memory in their heap.
+M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4
+
+
+def keep_heap() -> str:
+    """Serve every allocation from the heap and never return it to the kernel (glibc), so steady-state
+    calls reuse warm pages; says what was done, for the device info."""
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+        mallopt = libc.mallopt if libc is not None else None
+    except (OSError, AttributeError):
+        mallopt = None
+    if mallopt is None:
+        return "default (no glibc mallopt)"
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    ok = mallopt(M_MMAP_MAX, 0) == 1 and mallopt(M_TRIM_THRESHOLD, 2 ** 31 - 1) == 1
+    return "heap kept (glibc: no mmap, no trim)" if ok else "default (mallopt refused)"
 
 
 class CpuDevice(Device):
     kind = "cpu"
+    _malloc = "default (setup not run)"
+    _flush_bytes = 2 * FLUSH_CAP_BYTES  # until `fit_flush`: the most it can read
 
     @classmethod
     def available(cls) -> tuple[bool, str]:
@@ -60,7 +100,9 @@ class CpuDevice(Device):
 
     def setup(self) -> None:
         """Pin the worker: the CPUs it may use (the same set for solution and reference) and one torch
-        thread per CPU, so two runs (and the two sides of one comparison) get the same parallelism."""
+        thread per CPU, so two runs (and the two sides of one comparison) get the same parallelism; and
+        freed memory kept in the heap (`keep_heap`)."""
+        self._malloc = keep_heap()
         cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
         if cpus:
             os.sched_setaffinity(0, cpus)
@@ -73,15 +115,20 @@ class CpuDevice(Device):
         return CpuEvent()
 
     def l2_bytes(self) -> int:
-        """The cache the flush evicts: the last-level cache, capped at FLUSH_CAP_BYTES (the flush reads 2x)."""
+        """The most the flush evicts: the last-level cache, capped at FLUSH_CAP_BYTES (the flush reads 2x)."""
         return min(_llc_bytes(), FLUSH_CAP_BYTES)
 
+    def fit_flush(self, footprint_bytes: int) -> None:
+        """Evict what the call touches: read twice its footprint, at least twice the core's L2, at most
+        twice `l2_bytes()`."""
+        self._flush_bytes = min(2 * self.l2_bytes(), max(2 * footprint_bytes, 2 * _private_bytes()))
+
     def flush_cache(self) -> None:
-        """Read 2 * l2_bytes() as float64 zeros: the same bytes as the base class's int32 buffer, but torch
-        sums int32 into int64 on a scalar path (~15x slower on CPU), while a float sum streams the memory."""
+        """Read the flush's bytes as float64 zeros: the same bytes as the base class's int32 buffer, but
+        torch sums int32 into int64 on a scalar path (~15x slower on CPU), while a float sum streams."""
         if self._flush_buffer is None:
             self._flush_buffer = torch.zeros(2 * self.l2_bytes() // 8, dtype=torch.float64)
-        self._flush_buffer.sum()
+        self._flush_buffer[: self._flush_bytes // 8].sum()
 
     def info(self) -> dict[str, Any]:
         name = ""
@@ -94,4 +141,7 @@ class CpuDevice(Device):
             pass
         return {"kind": "cpu", "name": name or "cpu", "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
                 "cpu_affinity": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-                "llc_bytes": _llc_bytes(), "l2_flush_bytes": 2 * self.l2_bytes()}
+                "llc_bytes": _llc_bytes(),
+                "flush": {"rule": "2x the call's input and output bytes, within these bounds",
+                          "min_bytes": 2 * _private_bytes(), "max_bytes": 2 * self.l2_bytes()},
+                "malloc": self._malloc, "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default (idle threads spin)")}

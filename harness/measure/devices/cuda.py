@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 import torch
@@ -17,6 +18,40 @@ PEAKS: dict[str, Peak] = {
     "A100": Peak(2.0e12, {"bfloat16": 312e12, "float16": 312e12, "float32": 19.5e12}),
     "L40S": Peak(0.864e12, {"bfloat16": 362e12, "float16": 362e12, "float32": 91.6e12}),
 }
+
+
+# The cold-cache flush also evicts the SMs' instruction caches: every SM runs this many distinct
+# straight-line FMAs (16 bytes of SASS each: 64 KiB). Reading 2x L2 evicts a kernel's data and its code
+# from L2, but an SM keeps the code it last ran, so a small kernel timed after itself starts with warm
+# instruction caches, which Nsight Compute's `--cache-control all` invalidates. Measured on the H200
+# (CUPTI, read flush, 2026-12-03): add 1M fp32 4.22 -> 4.54 us, softmax 256x4096 4.61 -> 4.99 us,
+# GEMM 1024^3 5.67 -> 6.27 us (ncu: 5.10, 5.66, 6.98); 8192 and 16384 instructions gave the same.
+# 22 us per sample, outside the timed region; PTX loaded through the driver, so no compiler is needed.
+CODE_EVICT_INSTRUCTIONS = 4096
+
+
+def code_eviction_ptx(instructions: int = CODE_EVICT_INSTRUCTIONS) -> str:
+    """A kernel of `instructions` dependent FMAs with distinct immediates (so no two instruction words
+    are the same and nothing folds), seeded by the thread index and stored only if it reaches +inf (never),
+    so it writes nothing and cannot be removed."""
+    body = [f"fma.rn.f32 %f1, %f1, 0f{0x3F800001 + i % 4096:08X}, 0f{0x3A000000 + i:08X};" for i in range(instructions)]
+    return "\n".join([
+        ".version 7.0", ".target sm_52", ".address_size 64",
+        ".visible .entry opbench_evict_code(.param .u64 out) {",
+        ".reg .f32 %f<2>;", ".reg .u32 %r<2>;", ".reg .u64 %rd<3>;", ".reg .pred %p<2>;",
+        "mov.u32 %r1, %tid.x;", "cvt.rn.f32.u32 %f1, %r1;", *body,
+        "ld.param.u64 %rd1, [out];", "cvta.to.global.u64 %rd2, %rd1;",
+        "setp.eq.f32 %p1, %f1, 0f7F800000;", "@%p1 st.global.f32 [%rd2], %f1;", "ret;", "}", ""])
+
+
+@dataclass(frozen=True)
+class CodeEvictor:
+    """The loaded eviction kernel and what it launches with (its module stays loaded with it)."""
+
+    module: ctypes.c_void_p
+    function: ctypes.c_void_p
+    sink: torch.Tensor
+    blocks: int
 
 
 class CudaEvent(Event):
@@ -63,6 +98,7 @@ class CudaDevice(Device):
         self._cycles_per_us: float | None = None
         self._nvml, self._nvml_dev = None, None
         self._cuda: ctypes.CDLL | None = None
+        self._evictor: CodeEvictor | str | None = None  # the kernel, or why it could not be loaded
 
     @classmethod
     def available(cls) -> tuple[bool, str]:
@@ -138,6 +174,41 @@ class CudaDevice(Device):
             self._cuda = ctypes.CDLL("libcuda.so.1")
         return self._cuda
 
+    def flush_cache(self) -> None:
+        """Read 2x L2 (the base class), then evict the SMs' instruction caches (`CODE_EVICT_INSTRUCTIONS`)."""
+        super().flush_cache()
+        self.evict_code()
+
+    def evict_code(self) -> None:
+        if self._evictor is None:
+            self._evictor = self._load_evictor()
+        ev = self._evictor
+        if isinstance(ev, str):
+            return
+        sink = ctypes.c_uint64(ev.sink.data_ptr())
+        params = (ctypes.c_void_p * 1)(ctypes.cast(ctypes.byref(sink), ctypes.c_void_p))
+        stream = ctypes.c_void_p(torch.cuda.current_stream(self.index).cuda_stream)
+        self._driver().cuLaunchKernel(ev.function, ev.blocks, 1, 1, 128, 1, 1, 0, stream, params, None)
+
+    def _load_evictor(self) -> CodeEvictor | str:
+        lib, module, function = self._driver(), ctypes.c_void_p(), ctypes.c_void_p()
+        sink = torch.zeros(1, device=self.torch_device)  # makes the context current on this thread
+        rc = lib.cuModuleLoadData(ctypes.byref(module), ctypes.c_char_p(code_eviction_ptx().encode()))
+        if rc != 0:
+            return f"not evicted: the driver refused the eviction kernel (CUresult {rc})"
+        if lib.cuModuleGetFunction(ctypes.byref(function), module, b"opbench_evict_code") != 0:
+            return "not evicted: eviction kernel not found in its module"
+        sms = torch.cuda.get_device_properties(self.index).multi_processor_count
+        return CodeEvictor(module, function, sink, 4 * sms)  # several blocks per SM, so every SM runs it
+
+    def code_eviction(self) -> str:
+        """What the flush does to instruction caches, for the device info (loads the kernel if need be)."""
+        if self._evictor is None:
+            self._evictor = self._load_evictor()
+        if isinstance(self._evictor, str):
+            return self._evictor
+        return f"{CODE_EVICT_INSTRUCTIONS} distinct instructions run on every SM after the L2 read"
+
     def persisting_cache_bytes(self) -> int:
         """cudaLimitPersistingL2CacheSize of the current context, read through the driver API (torch has
         no binding). `setup` sets it to 0, so anything else was set by code the worker ran; an
@@ -193,7 +264,8 @@ class CudaDevice(Device):
         out: dict[str, Any] = {
             "kind": "cuda", "index": self.index, "name": props.name,
             "compute_capability": f"{props.major}.{props.minor}", "multiprocessors": props.multi_processor_count,
-            "memory_bytes": props.total_memory, "l2_bytes": self.l2_bytes(), "cuda_runtime": torch.version.cuda}
+            "memory_bytes": props.total_memory, "l2_bytes": self.l2_bytes(), "cuda_runtime": torch.version.cuda,
+            "flush": {"l2_read_bytes": 2 * self.l2_bytes(), "instruction_caches": self.code_eviction()}}
         nv, dev = self._nvml, self._nvml_dev
         if nv is None:
             nv, dev = _nvml_handle(self.index)
