@@ -37,6 +37,55 @@ def as_output_list(result: Any, names: list[str]) -> list[Any] | str:
     return [result]
 
 
+# Elements compared at a time: the float64 temporaries of a chunk take 8 MiB each, so comparing a
+# 1 GiB output needs no more host memory than a small one (and reuses the same heap pages).
+CHUNK = 1 << 20
+
+
+@dataclass
+class _Errors:
+    """What a floating-point comparison found, summed over chunks."""
+
+    nan: int = 0               # NaN where the reference is finite
+    inf: int = 0               # Inf where the reference is finite
+    nonfinite_differ: bool = False  # where the reference is NaN/Inf, the solution is not the same
+    finite: int = 0            # elements where the reference is finite: the tolerance's denominator
+    over: int = 0              # of those, outside atol + rtol * |ref|
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+
+
+def _float_errors(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance) -> _Errors:
+    """Compare in CHUNK-sized slices, in float64 for 32/64-bit floats and float32 for 16-bit and
+    smaller ones (exact there, half the memory traffic)."""
+    work = torch.float64 if out.dtype in (torch.float32, torch.float64) else torch.float32
+    o_all, r_all, e = out.reshape(-1), ref.reshape(-1), _Errors()
+    for i in range(0, o_all.numel(), CHUNK):
+        o, r = o_all[i:i + CHUNK].to(work), r_all[i:i + CHUNK].to(work)
+        r_fin = torch.isfinite(r)
+        unexpected = ~torch.isfinite(o) & r_fin
+        if bool(unexpected.any()):
+            n_nan = int(torch.isnan(o[unexpected]).sum().item())
+            e.nan, e.inf = e.nan + n_nan, e.inf + int(unexpected.sum().item()) - n_nan
+            continue
+        if not bool(r_fin.all()):
+            both = ~r_fin  # where the reference itself is non-finite, the solution must match it exactly
+            o_nf, r_nf = o[both], r[both]
+            r_nan = torch.isnan(r_nf)  # NaN for NaN (a 0 there once passed: NaN was mapped to 0 on both sides)
+            if not torch.equal(torch.isnan(o_nf), r_nan) or not torch.equal(o_nf[~r_nan], r_nf[~r_nan]):
+                e.nonfinite_differ = True
+            o, r = o[r_fin], r[r_fin]  # masked copies only when there is something to mask
+        if not o.numel():
+            continue
+        r_abs = r.abs()
+        diff = (o - r).abs()
+        e.finite += diff.numel()
+        e.over += int((diff > tol.atol + tol.rtol * r_abs).sum().item())
+        e.max_abs = max(e.max_abs, diff.max().item())
+        e.max_rel = max(e.max_rel, (diff / r_abs.clamp_min(1e-12)).max().item())
+    return e
+
+
 def compare(names: list[str], outputs: list[torch.Tensor], expected: list[torch.Tensor], tol: Tolerance) -> Verdict:
     worst: dict[str, float] = {"max_abs_err": 0.0, "max_rel_err": 0.0, "mismatch_fraction": 0.0}
     for name, out, ref in zip(names, outputs, expected):
@@ -55,31 +104,18 @@ def compare(names: list[str], outputs: list[torch.Tensor], expected: list[torch.
             if frac > tol.max_mismatch:
                 return Verdict(Status.INCORRECT_NUMERICAL, f"{name}: {bad} of {out.numel()} elements differ", worst)
             continue
-        # 16-bit floats are exact in float32 (half the memory traffic of float64 on big outputs)
-        work = torch.float64 if out.dtype in (torch.float32, torch.float64) else torch.float32
-        o, r = out.to(work), ref.to(work)
-        r_fin = torch.isfinite(r)
-        unexpected = ~torch.isfinite(o) & r_fin
-        if bool(unexpected.any()):
-            n_nan = torch.isnan(o[unexpected]).sum().item()
-            n_inf = unexpected.sum().item() - n_nan
-            return Verdict(Status.INCORRECT_NUMERICAL, f"{name}: {n_nan} NaN and {n_inf} Inf where the reference is finite", worst)
-        if not bool(r_fin.all()):
-            # Where the reference itself is non-finite, the solution must match it exactly (same NaN/Inf).
-            both = ~r_fin
-            if not torch.equal(torch.nan_to_num(o[both], nan=0.0), torch.nan_to_num(r[both], nan=0.0)):
-                return Verdict(Status.INCORRECT_NUMERICAL, f"{name}: non-finite values differ from the reference", worst)
-            o, r = o[r_fin], r[r_fin]  # masked copies only when there is something to mask
-        r_abs = r.abs()
-        diff = (o - r).abs()
-        over = diff > tol.atol + tol.rtol * r_abs
-        frac = over.sum().item() / max(diff.numel(), 1)
-        worst["max_abs_err"] = max(worst["max_abs_err"], diff.max().item() if diff.numel() else 0.0)
-        rel = diff / r_abs.clamp_min(1e-12)
-        worst["max_rel_err"] = max(worst["max_rel_err"], rel.max().item() if rel.numel() else 0.0)
+        err = _float_errors(out, ref, tol)
+        if err.nan or err.inf:
+            return Verdict(Status.INCORRECT_NUMERICAL,
+                           f"{name}: {err.nan} NaN and {err.inf} Inf where the reference is finite", worst)
+        if err.nonfinite_differ:
+            return Verdict(Status.INCORRECT_NUMERICAL, f"{name}: non-finite values differ from the reference", worst)
+        frac = err.over / max(err.finite, 1)
+        worst["max_abs_err"] = max(worst["max_abs_err"], err.max_abs)
+        worst["max_rel_err"] = max(worst["max_rel_err"], err.max_rel)
         worst["mismatch_fraction"] = max(worst["mismatch_fraction"], frac)
         if frac > tol.max_mismatch:
             return Verdict(Status.INCORRECT_NUMERICAL,
-                           f"{name}: {over.sum().item()} of {diff.numel()} elements outside atol={tol.atol:g} rtol={tol.rtol:g} "
+                           f"{name}: {err.over} of {err.finite} elements outside atol={tol.atol:g} rtol={tol.rtol:g} "
                            f"(max abs err {worst['max_abs_err']:.3g}, allowed mismatch {tol.max_mismatch:g})", worst)
     return Verdict(Status.PASSED, "", worst)

@@ -34,6 +34,17 @@ def samples_per_chunk(cfg: BenchConfig, mode: str) -> int:
     return max(cfg.chunk, CUPTI_CHUNK) if "cupti" in mode else cfg.chunk
 
 
+def chunk_size(cfg: BenchConfig, mode: str, sample_s: float | None) -> int:
+    """Samples in the next chunk: the mode's (`samples_per_chunk`), fewer when one sample costs so much
+    wall time (flush, input redraw, call) that the chunk would outlast a tenth of `max_time_s`. The
+    stopping rule is checked between chunks, so ten slow samples overshot the cap: measured on a 2-core
+    VM, a 128 MiB add (0.7 s a sample, most of it redrawing the inputs) sampled 10 s under a 2 s cap."""
+    n = samples_per_chunk(cfg, mode)
+    if sample_s is not None and sample_s > 0:
+        n = max(1, min(n, int(cfg.max_time_s / 10 / sample_s)))
+    return n
+
+
 def resolve_timer(requested: str, device: Device) -> str:
     """`auto` is CUPTI kernel timestamps where the device traces activities (CUDA: the clock Nsight
     Compute and FlashInfer-Bench read, without the 2-4 us device events add), else device events."""
@@ -184,11 +195,12 @@ class Sampler:
         device after it: work queued on another stream or thread shows up only in the host clock."""
         dev = self.device
 
-        def measure(call: Callable[[], Any]) -> tuple[float, float]:
+        def measure(call: Callable[[], Any], fresh: bool = True) -> tuple[float, float]:
             ev, wall = [], []
             with dev.stream():
                 for _ in range(reps):
-                    self.before_sample(0, None)
+                    if fresh:  # the baseline calls nothing: a redraw there (0.7 s for 2x128 MiB on a CPU) buys nothing
+                        self.before_sample(0, None)
                     dev.synchronize()
                     start, end = dev.event(), dev.event()
                     t0 = time.perf_counter()
@@ -201,7 +213,7 @@ class Sampler:
                     ev.append(start.elapsed_ms(end))
             return statistics.median(ev), statistics.median(wall)
 
-        _, base_wall = measure(lambda: None)
+        _, base_wall = measure(lambda: None, fresh=False)
         events_ms, wall_ms = measure(self.calls[0])
         events_ms /= self.divisor
         wall_ms = (wall_ms - base_wall) / self.divisor

@@ -77,6 +77,7 @@ class Trace:
     speedup: float | None = None
     throughput: dict[str, float] = field(default_factory=dict)
     flags: list[str] = field(default_factory=list)
+    cost_s: dict[str, float] = field(default_factory=dict)  # the row's wall time by phase (runner.RowClock)
 
     @property
     def as_expected(self) -> bool:

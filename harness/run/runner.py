@@ -12,7 +12,7 @@ import os
 import random
 import secrets
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -33,7 +33,7 @@ from harness.execute.protocol import (MAX_KEPT as RECHECKS, Build, Built, Comman
 from harness.spec.model import BenchConfig, Manifest, Solution, Workload
 from harness.measure import wallclock
 from harness.measure.wallclock import ChunkWall
-from harness.measure.timing import hidden_work_suspected, samples_per_chunk, stopping_decision, summarize, throttled
+from harness.measure.timing import chunk_size, hidden_work_suspected, stopping_decision, summarize, throttled
 from harness.errors import InputError
 from harness.results.report import Report
 from harness.results.trace import Status, Trace
@@ -45,6 +45,12 @@ RESTART_AFTER = {Status.RUNTIME_ERROR, Status.TIMEOUT, Status.OUT_OF_MEMORY, Sta
 class InvalidReference(Exception):
     """The manifest's reference raised, hung, or returned outputs unlike the declared ones: the
     workload's rows become INVALID_REFERENCE (the manifest's fault, exit 2), never a solution's failure."""
+
+
+class ReferenceOutOfMemory(Exception):
+    """The reference ran out of memory on a workload: too large for this device, not a broken
+    reference. The row is OUT_OF_MEMORY, and it is not remembered: the next solution's run tries again
+    (a solution that held memory while the reference ran must not condemn the rows after it)."""
 
 
 class RunError(InputError):
@@ -64,6 +70,56 @@ Progress = Callable[[str], None]
 
 class ReferenceLoadError(RunError):
     """The reference did not build or load: every row of the problem is INVALID_REFERENCE."""
+
+
+@dataclass
+class RowClock:
+    """Where one row's wall time went, by phase (seconds): the trace's `cost_s`, so the harness's own
+    cost stands beside the device time it measured (`bench/harness_cost.py` reads it)."""
+
+    start: float = field(default_factory=time.perf_counter)
+    last: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)
+
+    def lap(self, phase: str) -> None:
+        now = time.perf_counter()
+        self.phases[phase] = self.phases.get(phase, 0.0) + now - (self.last or self.start)
+        self.last = now
+
+    def finish(self) -> dict[str, float]:
+        """Laps the rest as `checks` (re-checks and verdict, or whatever ended the row early)."""
+        self.lap("checks")
+        return {k: round(v, 4) for k, v in {**self.phases, "total": self.last - self.start}.items()}
+
+
+def host_available_bytes(meminfo: Path = Path("/proc/meminfo")) -> int | None:
+    """MemAvailable: what the host can still give without swapping (None where there is no meminfo)."""
+    try:
+        for line in meminfo.read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def too_large(kind: str, total_bytes: int, output_bytes: int, device_bytes: int | None,
+              host_bytes: int | None) -> str | None:
+    """Why a workload cannot run here, from its declared sizes alone, or None.
+
+    Both workers hold the inputs and outputs (the idle one keeps its memory while frozen), and the
+    parent holds the reference's outputs and the solution's while it compares, plus one in flight. On
+    the CPU all of that is host memory. Said before anything is allocated, so a workload too large is
+    an OUT_OF_MEMORY row and the harness itself never runs the host out of memory."""
+    gib = 1024 ** 3
+    need_host = 3 * output_bytes + (2 * total_bytes if kind == "cpu" else 0)
+    if device_bytes and kind != "cpu" and 2 * total_bytes > device_bytes:
+        return (f"workload too large for the device: its inputs and outputs take {total_bytes / gib:.3g} GiB, "
+                f"twice that (solution and reference) is more than the device's {device_bytes / gib:.3g} GiB")
+    if host_bytes is not None and need_host > host_bytes:
+        return (f"workload too large for this host: running and comparing it needs about {need_host / gib:.3g} GiB "
+                f"of host memory, {host_bytes / gib:.3g} GiB is available")
+    return None
 
 
 def resolve_device(requested: str) -> str:
@@ -87,6 +143,8 @@ class Runner:
         self.ref_info: Built | None = None
         self.expected: dict[tuple[str, int], list[torch.Tensor]] = {}
         self.bad_reference: dict[str, str] = {}  # workload id -> why its reference is unusable
+        self.row: RowClock | None = None  # the row being run, for its trace's cost_s
+        self.workload_fault = False  # the row failed for its workload's size, not for the solution
         self.spared = descendants(os.getpid())  # processes that were here before this run are not its strays
         self.policy = sandbox.policy()  # workers' uid and build cache (execute/sandbox)
 
@@ -113,6 +171,8 @@ class Runner:
         try:
             return self.ref.call(command, timeout=timeout)
         except WorkerError as exc:
+            if exc.status == Status.OUT_OF_MEMORY:
+                raise ReferenceOutOfMemory(f"the reference ran out of memory on this workload: {exc.message}")
             raise InvalidReference(f"reference {exc.status.lower().replace('_', ' ')}: {exc.message}")
 
     def _expected(self, w: Workload, seed: int) -> list[torch.Tensor]:
@@ -162,7 +222,16 @@ class Runner:
         return Report.of_problem(definition=self.m.definition.name, manifest=str(self.m.path), device=self.kind,
                                  run_seed=self.run_seed, bench=asdict(self.cfg), environment=env, traces=traces)
 
+    def _too_large(self, w: Workload) -> str | None:
+        d = self.m.definition
+        outputs = replace(d, inputs={})
+        device = self.ref_info.device if self.ref_info is not None else {}
+        return too_large(self.kind, workload_bytes(d, w), workload_bytes(outputs, w), device.get("memory_bytes"),
+                         host_available_bytes())
+
     def _trace(self, sol: Solution, w: Workload, status: Status, message: str = "", **kw: Any) -> Trace:
+        if self.row is not None:  # the row being run ends here (rows never run get no cost)
+            kw["cost_s"], self.row = self.row.finish(), None
         return Trace(definition=self.m.definition.name, workload=w.id, axes=dict(w.axes), solution=sol.name,
                      language=sol.language, device=self.kind, status=status, message=message.strip(),
                      expected_status=sol.expected_status, **kw)
@@ -179,11 +248,13 @@ class Runner:
         try:
             for w in workloads:
                 self.progress(f"{sol.name} :: {w.id}")
+                self.row, self.workload_fault = RowClock(), False
                 if not built or not worker.alive:
                     try:
                         worker.call(Build(sol, self.m.definition, self.kind, self.opt.device_index),
                                     timeout=self.cfg.compile_timeout_s)
                         built = True
+                        self.row.lap("build")
                     except WorkerError as exc:
                         status = Status(exc.status)
                         msg = exc.message if status != Status.TIMEOUT else f"build: {exc.message}"
@@ -193,7 +264,7 @@ class Runner:
                 traces.append(trace)
                 done.append(trace)
                 self.progress(f"{sol.name} :: {w.id} -> {trace.status}")
-                if trace.status in RESTART_AFTER:
+                if trace.status in RESTART_AFTER and not self.workload_fault:
                     worker.kill()
         finally:
             worker.close()
@@ -206,10 +277,16 @@ class Runner:
         names = list(self.m.definition.outputs)
         seeds = [mix_seed(self.run_seed, w.seed, r) for r in range(cfg.correctness_rounds)]
         correctness: dict[str, Any] = {"rounds": 0}
+        if (why := self._too_large(w)):
+            self.workload_fault = True  # the solution's worker did nothing wrong: it is kept
+            return self._trace(sol, w, Status.OUT_OF_MEMORY, why)
         try:
+            run_s = None  # one correctness call's wall time: the first guess of a timed sample's
             for seed in seeds:
                 expected = self._expected(w, seed)
+                t0 = time.monotonic()
                 reply = worker.call(Run(w, seed), timeout=cfg.run_timeout_s)
+                run_s = time.monotonic() - t0
                 if not isinstance(reply, Outputs):  # the worker's own checks rejected the call
                     return self._trace(sol, w, reply.status, reply.message, correctness=correctness)
                 verdict = compare(names, reply.outputs, expected, w.tolerance)
@@ -218,13 +295,19 @@ class Runner:
                 if verdict.status != Status.PASSED:
                     return self._trace(sol, w, verdict.status, f"round {correctness['rounds']}: {verdict.message}",
                                        correctness=correctness)
-            return self._timed(worker, sol, w, seeds, correctness)
+            if self.row is not None:
+                self.row.lap("correctness")
+            return self._timed(worker, sol, w, seeds, correctness, run_s)
         except WorkerError as exc:
             return self._trace(sol, w, Status(exc.status), exc.message, correctness=correctness)
         except InvalidReference as exc:
             return self._trace(sol, w, Status.INVALID_REFERENCE, str(exc))
+        except ReferenceOutOfMemory as exc:
+            self.workload_fault = True
+            return self._trace(sol, w, Status.OUT_OF_MEMORY, str(exc), correctness=correctness)
 
-    def _timed(self, worker: Worker, sol: Solution, w: Workload, seeds: list[int], correctness: dict[str, Any]) -> Trace:
+    def _timed(self, worker: Worker, sol: Solution, w: Workload, seeds: list[int], correctness: dict[str, Any],
+               run_s: float | None = None) -> Trace:
         cfg = self.cfg
         names = list(self.m.definition.outputs)
         t_run = cfg.run_timeout_s
@@ -237,13 +320,16 @@ class Runner:
         series: dict[str, list[float]] = {"sol": [], "ref": []}
         walls: dict[str, list[ChunkWall]] = {"sol": [], "ref": []}  # the parent's clock (measure/wallclock)
         done = {"sol": (False, False, ""), "ref": (False, False, "")}
-        n_chunk = samples_per_chunk(cfg, start_s.mode)
+        sample_s = {"sol": run_s, "ref": run_s}  # wall per sample, from the last chunk (chunk_size)
+        if self.row is not None:
+            self.row.lap("timing_start")  # inputs, warm-up
         began = time.monotonic()
         while not (done["sol"][0] and done["ref"][0]):
             for key in ("sol", "ref"):
                 t0 = time.monotonic()
                 idle = self.ref if key == "sol" else worker  # frozen while the other is timed
                 keep: tuple[int, ...] = ()
+                n_chunk = chunk_size(cfg, start_s.mode, sample_s[key])
                 if key == "sol" and len(asked) < RECHECKS and (not asked or pick.random() < 0.5):
                     keep = (pick.randrange(n_chunk),)
                     asked.add(len(series["sol"]) + keep[0])
@@ -251,6 +337,7 @@ class Runner:
                     chunk = (worker.call(TimeChunk(n_chunk, keep), timeout=t_run) if key == "sol"
                              else self._ref_call(TimeChunk(n_chunk), timeout=t_run))
                 took = time.monotonic() - t0
+                sample_s[key] = took / max(len(chunk.samples), 1)
                 series[key].extend(chunk.samples)
                 calls = start_s.calls_per_sample
                 walls[key].append(ChunkWall(took * 1e3, sum(chunk.samples) * calls, len(chunk.samples) * calls))
@@ -262,8 +349,12 @@ class Runner:
                     done[key] = stopping_decision(series[key], elapsed, cfg, start_s.calls_per_sample)
             if elapsed > cfg.max_time_s * 1.5:  # both capped by max_time_s; this only guards the loop
                 break
+        if self.row is not None:
+            self.row.lap("sampling")
         end_s = worker.call(TimeEnd(), timeout=t_run)
         self._ref_call(TimeEnd(), timeout=t_run)
+        if self.row is not None:
+            self.row.lap("timing_end")  # hidden-work checks, kept outputs
         mode = start_s.mode
         wall = {key: sum(c.wall_ms for c in walls[key]) / 1e3 for key in walls}
         timing = summarize(series["sol"], done["sol"][1], done["sol"][2], wall["sol"], mode, cfg.cache)

@@ -52,3 +52,26 @@ def test_output_structures() -> None:
     assert as_output_list((t, t), ["a", "b"]) == [t, t]
     assert "expected 2" in as_output_list(t, ["a", "b"])
     assert "lacks" in as_output_list({"z": t}, ["y"])
+
+
+def test_a_large_output_is_compared_in_chunks_with_the_same_verdicts() -> None:
+    """Counts and maxima add up across chunks (CHUNK elements at a time): NaNs two chunks apart are
+    both counted, the worst error is found in the last chunk, the fraction is over the whole tensor."""
+    from harness.execute.correctness import CHUNK
+    ref = torch.zeros(3 * CHUNK + 5)
+    out = ref.clone()
+    out[10], out[2 * CHUNK + 1] = float("nan"), float("inf")
+    v = compare(["y"], [out], [ref], Tolerance(atol=1e-3, rtol=0.0))
+    assert v.status == Status.INCORRECT_NUMERICAL and "1 NaN and 1 Inf" in v.message
+    out = ref.clone()
+    out[-1] = 0.5  # one bad element, in the last (partial) chunk
+    v = compare(["y"], [out], [ref], Tolerance(atol=1e-3, rtol=0.0, max_mismatch=0.0))
+    assert v.status == Status.INCORRECT_NUMERICAL and f"1 of {ref.numel()} elements" in v.message
+    assert v.stats["max_abs_err"] == 0.5
+    assert compare(["y"], [out], [ref], Tolerance(atol=1e-3, rtol=0.0, max_mismatch=1e-6)).status == Status.PASSED
+    ref[CHUNK + 3] = float("nan")  # the reference's own NaN must be matched exactly, in any chunk
+    out = ref.clone()
+    assert compare(["y"], [out], [ref], Tolerance(atol=1e-3, rtol=0.0)).status == Status.PASSED
+    out[CHUNK + 3] = 0.0
+    v = compare(["y"], [out], [ref], Tolerance(atol=1e-3, rtol=0.0))
+    assert v.status == Status.INCORRECT_NUMERICAL and "non-finite values differ" in v.message

@@ -82,7 +82,7 @@ def test_sampler_rotates_inputs_and_hooks_every_call() -> None:
     assert before == [(0, None), (1, None), *[(k % 3, k) for k in range(8)]]
     assert after == [(k % 3, k) for k in range(8)]
     sampler.hidden_work_check(reps=2)
-    assert before[10:] == [(0, None)] * 4  # the baseline and the call, twice each
+    assert before[10:] == [(0, None)] * 2  # the call, twice (the baseline calls nothing: no redraw)
 
 
 def test_cold_cache_flushes_before_every_sample() -> None:
@@ -100,3 +100,14 @@ def test_hidden_work_check_on_cpu_sees_no_hidden_work() -> None:
     sampler = Sampler(CpuDevice(), [lambda: time.sleep(0.002)], BenchConfig(cache="warm"))
     check = sampler.hidden_work_check(reps=3)
     assert check["events_ms"] >= 1.9 and not hidden_work_suspected(check)
+
+
+def test_a_chunk_of_slow_samples_is_cut_to_fit_the_time_cap() -> None:
+    """The stopping rule runs between chunks: ten 0.7 s samples would overshoot a 2 s cap by 5 s."""
+    from harness.measure.timing import chunk_size
+    cfg = BenchConfig(max_time_s=2.0, chunk=10)
+    assert chunk_size(cfg, "events", None) == 10          # nothing known yet: the knob
+    assert chunk_size(cfg, "events", 0.001) == 10         # fast samples: the knob
+    assert chunk_size(cfg, "events", 0.7) == 1            # never fewer than one
+    assert chunk_size(cfg, "events", 0.04) == 5           # a tenth of the cap per chunk
+    assert chunk_size(cfg, "cupti", 0.0001) >= 100        # CUPTI's profiler sessions stay amortized

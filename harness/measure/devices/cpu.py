@@ -144,4 +144,5 @@ class CpuDevice(Device):
                 "llc_bytes": _llc_bytes(),
                 "flush": {"rule": "2x the call's input and output bytes, within these bounds",
                           "min_bytes": 2 * _private_bytes(), "max_bytes": 2 * self.l2_bytes()},
-                "malloc": self._malloc, "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default (idle threads spin)")}
+                "malloc": self._malloc,
+                "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default (idle threads spin)")}

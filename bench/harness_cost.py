@@ -1,0 +1,145 @@
+"""What opbench itself costs per row, measured the way users run it (`python -m harness run`).
+
+Issue 13's targets: per-row harness overhead (wall minus build, minus the time both sides spent
+sampling) at most 1 s; the first row of a solution at most 5 s plus its compile; a row whose tensors
+are 1 GiB in at most 10 s end to end. This script runs each manifest once, reads every trace's
+`cost_s` (the runner's per-phase wall clock, `runner.RowClock`) and `timing`, and prints one table:
+
+| column        | what it is                                                                              |
+|---------------|-----------------------------------------------------------------------------------------|
+| row           | solution / workload                                                                     |
+| status        | the row's status                                                                        |
+| total s       | the row's wall time in the parent, first command to verdict                             |
+| build s       | building the solution's worker (spawn, torch import, device setup, compile): first row only |
+| correctness s | the reference's and the solution's correctness rounds and the comparisons               |
+| timing start s | both workers make their timing inputs and warm up                                     |
+| sampling s    | the timed chunks (both sides, interleaved), of which `measured ms` was device time      |
+| timing end s  | hidden-work checks and the kept timed outputs coming back                               |
+| re-checks s   | the reference recomputing the kept samples, the comparisons, the verdict                |
+| overhead s    | total - build - measured: what the harness spent around the work it measured             |
+| overhead/measured | the ratio the issue asks about                                                    |
+
+and, per run, the command's own wall time against the sum of its rows (the rest: the parent's start,
+the reference's worker, report writing).
+
+    python bench/timing_accuracy.py ...                 # accuracy; this script is cost
+    python bench/harness_cost.py [MANIFEST ...] [--device cpu|cuda] [--add-gib G] [--out DIR]
+
+With no manifest it runs `manifests/rmsnorm.yaml` and a generated `z = x + y` problem whose tensors
+are `--add-gib` GiB each (default 1 on CUDA, 0.125 on the CPU). Measured on: the 2-core CPU dev VM
+(see docs/hardware.md); not yet on the H200.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+ADD_REFERENCE = "import torch\n\n\ndef run(x, y):\n    return x + y\n"
+
+
+def add_manifest(folder: Path, gib: float) -> Path:
+    """A one-workload `z = x + y` problem with fp32 tensors of `gib` GiB each, its reference as the
+    solution too (the cost of the harness, not of a kernel)."""
+    n = int(gib * 1024 ** 3) // 4
+    (folder / "add.py").write_text(ADD_REFERENCE)
+    doc = {
+        "schema_version": 1,
+        "definition": {
+            "name": "add-big", "description": f"z = x + y, fp32, {gib:g} GiB per tensor",
+            "axes": {"n": {"type": "var"}},
+            "inputs": {"x": {"shape": ["n"], "dtype": "float32"}, "y": {"shape": ["n"], "dtype": "float32"}},
+            "outputs": {"z": {"shape": ["n"], "dtype": "float32"}},
+            "reference": ADD_REFERENCE,
+        },
+        "workloads": [{"id": f"{gib:g}GiB", "axes": {"n": n}}],
+        "solutions": [{"name": "torch-add", "language": "pytorch", "entry_point": "add.py::run"}],
+        "bench": {"max_time_s": 2, "correctness_rounds": 1},
+    }
+    path = folder / "add-big.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def run_manifest(manifest: Path, device: str, out: Path) -> tuple[float, list[dict[str, Any]], str]:
+    """(command wall s, traces, last lines of output) of one `python -m harness run`."""
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "harness", "run", str(manifest), "--device", device,
+                           "--out", str(out), "--quiet"], cwd=ROOT, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    traces: list[dict[str, Any]] = []
+    for jsonl in sorted(out.glob("*.jsonl")):
+        traces += [json.loads(line) for line in jsonl.read_text().splitlines() if line.strip()]
+    return wall, traces, "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])
+
+
+def row_cost(trace: dict[str, Any]) -> dict[str, Any]:
+    """One row's numbers; measured = device time both sides' samples add up to."""
+    cost = trace.get("cost_s") or {}
+    measured_ms = sum((trace.get(k) or {}).get("measured_ms", 0.0) for k in ("timing", "reference_timing"))
+    total, build = cost.get("total", 0.0), cost.get("build", 0.0)
+    overhead = total - build - measured_ms / 1e3
+    return {"row": f"{trace['solution']} / {trace['workload']}", "status": trace["status"], "total": total,
+            "build": build, "correctness": cost.get("correctness", 0.0), "timing_start": cost.get("timing_start", 0.0),
+            "sampling": cost.get("sampling", 0.0), "timing_end": cost.get("timing_end", 0.0),
+            "checks": cost.get("checks", 0.0),
+            "measured_ms": measured_ms, "overhead": overhead,
+            "ratio": overhead / (measured_ms / 1e3) if measured_ms > 0 else None}
+
+
+def table(rows: Sequence[dict[str, Any]]) -> str:
+    head = ("| row | status | total s | build s | correctness s | timing start s | sampling s | timing end s | "
+            "re-checks s | measured ms | overhead s | overhead/measured |")
+    lines = [head, "|" + "---|" * 12]
+    for r in rows:
+        ratio = f"{r['ratio']:.1f}x" if r["ratio"] is not None else "-"
+        lines.append(f"| {r['row']} | {r['status']} | {r['total']:.2f} | {r['build']:.2f} | {r['correctness']:.2f} | "
+                     f"{r['timing_start']:.2f} | {r['sampling']:.2f} | {r['timing_end']:.2f} | {r['checks']:.2f} | "
+                     f"{r['measured_ms']:.1f} | {r['overhead']:.2f} | {ratio} |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("manifests", nargs="*", type=Path)
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda", "npu"])
+    p.add_argument("--add-gib", type=float, default=None, help="GiB per tensor of the generated add problem")
+    p.add_argument("--out", type=Path, default=Path(os.environ["OUT"]) if os.environ.get("OUT") else None)
+    args = p.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="harness-cost-"))
+    manifests = list(args.manifests)
+    if not manifests:
+        gib = args.add_gib if args.add_gib is not None else (1.0 if args.device != "cpu" else 0.125)
+        manifests = [ROOT / "manifests" / "rmsnorm.yaml", add_manifest(work, gib)]
+    results: dict[str, Any] = {}
+    for i, manifest in enumerate(manifests):
+        wall, traces, tail = run_manifest(manifest, args.device, work / f"out{i}")
+        rows = [row_cost(t) for t in traces if t["status"] != "SKIPPED"]
+        in_rows = sum(r["total"] for r in rows)
+        print(f"\n## {manifest.name} on {args.device}: command {wall:.1f} s, rows {in_rows:.1f} s, "
+              f"outside the rows {wall - in_rows:.1f} s ({len(rows)} rows run)\n")
+        print(table(rows) if rows else f"no rows ran:\n{tail}")
+        later = [r for r in rows if r["build"] == 0 and r["status"] == "PASSED"]
+        if later:
+            worst = max(later, key=lambda r: r["overhead"])
+            print(f"\nworst overhead of a row after the first: {worst['overhead']:.2f} s ({worst['row']}); "
+                  f"target 1 s")
+        results[str(manifest)] = {"wall_s": wall, "rows": rows}
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "harness_cost.json").write_text(json.dumps(results, indent=1))
+        print(f"\nnumbers: {args.out / 'harness_cost.json'}")
+
+
+if __name__ == "__main__":
+    main()

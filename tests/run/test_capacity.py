@@ -1,0 +1,64 @@
+"""A workload too large for the device or the host is an OUT_OF_MEMORY row and the run goes on: said
+from the declared sizes before anything is allocated, or from the reference running out of memory,
+never a failure charged to the manifest (real workers, CPU)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from factories import axpy_document, solution
+from harness.results.trace import Status, Trace
+from harness.run.runner import Runner, RunOptions, host_available_bytes, too_large
+from harness.spec.manifest import load_manifest
+
+GIB = 1024 ** 3
+BENCH = {"max_time_s": 0.5, "correctness_rounds": 1, "run_timeout_s": 120}
+
+
+def _traces(tmp: Path, doc: dict) -> dict[str, Trace]:
+    path = tmp / "axpy.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    report = Runner(load_manifest(path), RunOptions(device="cpu", run_seed=3, log_dir=tmp / "logs")).run()
+    return {t.workload: t for t in report.traces}
+
+
+def test_the_declared_sizes_decide_before_anything_is_allocated() -> None:
+    assert too_large("cuda", 100 * GIB, 50 * GIB, 139 * GIB, 500 * GIB).startswith("workload too large for the device")
+    assert too_large("cuda", 10 * GIB, 5 * GIB, 139 * GIB, 500 * GIB) is None
+    assert too_large("cuda", 10 * GIB, 5 * GIB, 139 * GIB, 12 * GIB).startswith("workload too large for this host")
+    assert too_large("cpu", 10 * GIB, 5 * GIB, None, 24 * GIB).startswith("workload too large for this host")
+    assert too_large("cpu", 1 * GIB, 0.5 * GIB, None, 24 * GIB) is None
+    assert too_large("npu", 1 * GIB, 0.5 * GIB, None, None) is None  # nothing known: let it try
+
+
+def test_host_memory_is_read_from_meminfo(tmp_path: Path) -> None:
+    (tmp_path / "meminfo").write_text("MemTotal:       24000000 kB\nMemAvailable:   20000000 kB\n")
+    assert host_available_bytes(tmp_path / "meminfo") == 20000000 * 1024
+    assert host_available_bytes(tmp_path / "missing") is None
+
+
+def test_a_workload_too_large_for_the_host_is_out_of_memory_and_the_run_goes_on(tmp_path: Path) -> None:
+    doc = axpy_document([solution("good", "good.py")], BENCH, n=1 << 40)  # 4 TiB per tensor
+    doc["workloads"].append({"id": "small", "axes": {"n": 1024}})
+    got = _traces(tmp_path, doc)
+    assert got["n4096"].status == Status.OUT_OF_MEMORY and "too large for this host" in got["n4096"].message
+    assert got["small"].status == Status.PASSED, got["small"].message
+    # the solution's worker was not to blame, so it was kept: the next row needed no new build
+    assert "build" in got["n4096"].cost_s and "build" not in got["small"].cost_s, (got["n4096"].cost_s, got["small"].cost_s)
+    assert {"correctness", "timing_start", "sampling", "timing_end", "total"} <= set(got["small"].cost_s)
+
+
+def test_a_reference_out_of_memory_is_the_workloads_size_not_a_broken_reference(tmp_path: Path) -> None:
+    doc = axpy_document([solution("good", "good.py"), solution("again", "good.py")], BENCH, n=4096)
+    doc["definition"]["reference"] = ("import torch\n\ndef run(x, w):\n    if x.numel() > 2000:\n"
+                                      "        torch.empty(1 << 50)  # 4 PiB of temporaries\n    return x * w + 1.0\n")
+    doc["workloads"].append({"id": "small", "axes": {"n": 1024}})
+    path = tmp_path / "axpy.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    report = Runner(load_manifest(path), RunOptions(device="cpu", run_seed=3, log_dir=tmp_path / "logs")).run()
+    rows = {(t.solution, t.workload): t for t in report.traces}
+    for sol in ("good", "again"):  # every solution's row says so: nothing is remembered against the next
+        assert rows[(sol, "n4096")].status == Status.OUT_OF_MEMORY, rows[(sol, "n4096")].message
+        assert "reference ran out of memory" in rows[(sol, "n4096")].message
+        assert rows[(sol, "small")].status == Status.PASSED
