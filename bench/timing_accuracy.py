@@ -223,6 +223,7 @@ class Reading:
 @dataclass(frozen=True)
 class OpbenchReading(Reading):
     mode: str = ""          # the report's timing.mode: the timer that was used
+    iqm_us: float | None = None  # the report's timing.iqm_ms: below a quantized timer's step (JSON only)
     n: int = 0
     rule_met: bool = False
     stop_reason: str = ""
@@ -290,7 +291,8 @@ def read_report(path: Path, solution: str) -> OpbenchReading | Reading:
         return failed("PASSED without timing")
     s = t.timing
     return OpbenchReading(s.median_ms * 1e3, "" if s.rule_met else f"stopping rule not met ({s.stop_reason})",
-                          mode=s.mode, n=s.n, rule_met=s.rule_met, stop_reason=s.stop_reason, flags=tuple(t.flags))
+                          mode=s.mode, n=s.n, rule_met=s.rule_met, stop_reason=s.stop_reason, flags=tuple(t.flags),
+                          iqm_us=s.iqm_ms * 1e3)
 
 
 # -- Nsight Compute -----------------------------------------------------------------------------------

@@ -42,4 +42,5 @@ def summarize(samples: Sequence[float], rule_met: bool, reason: str, wall_s: flo
     return TimingStats(
         median_ms=med, q1_ms=q1, q3_ms=q3, iqr_ms=q3 - q1, min_ms=xs[0], mean_ms=statistics.fmean(xs),
         std_ms=statistics.stdev(xs) if len(xs) > 1 else 0.0, n=len(xs), rse=rse_of_median(xs), rule_met=rule_met,
-        stop_reason=reason, measured_ms=sum(xs), wall_s=wall_s, mode=mode, cache=cache, samples_ms=list(samples))
+        stop_reason=reason, measured_ms=sum(xs), wall_s=wall_s, mode=mode, cache=cache, samples_ms=list(samples),
+        iqm_ms=statistics.fmean([x for x in xs if q1 <= x <= q3] or [med]))

@@ -51,6 +51,8 @@ class TimingStats:
     cache: str                 # "cold" | "warm"
     samples_ms: list[float] = field(default_factory=list)
     wall_per_call_ms: float = 0.0  # the parent's own clock per call (median over chunks; flush and launch included)
+    iqm_ms: float = 0.0        # mean of the samples from q1 to q3: finer than the median when the timer is
+                               # quantized (CUPTI's kernel times move in 0.25 us steps on the H200)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> "TimingStats | None":
