@@ -250,11 +250,13 @@ class Runner:
                 self.progress(f"{sol.name} :: {w.id}")
                 self.row, self.workload_fault = RowClock(), False
                 if not built or not worker.alive:
+                    self.progress(f"{sol.name} :: {w.id} (building: worker, imports, compile)")
                     try:
                         worker.call(Build(sol, self.m.definition, self.kind, self.opt.device_index),
                                     timeout=self.cfg.compile_timeout_s)
                         built = True
                         self.row.lap("build")
+                        self.progress(f"{sol.name} :: {w.id} (built in {self.row.phases['build']:.1f} s)")
                     except WorkerError as exc:
                         status = Status(exc.status)
                         msg = exc.message if status != Status.TIMEOUT else f"build: {exc.message}"

@@ -16,10 +16,11 @@ GIB = 1024 ** 3
 BENCH = {"max_time_s": 0.5, "correctness_rounds": 1, "run_timeout_s": 120}
 
 
-def _traces(tmp: Path, doc: dict) -> dict[str, Trace]:
+def _traces(tmp: Path, doc: dict, said: list[str] | None = None) -> dict[str, Trace]:
     path = tmp / "axpy.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    report = Runner(load_manifest(path), RunOptions(device="cpu", run_seed=3, log_dir=tmp / "logs")).run()
+    report = Runner(load_manifest(path), RunOptions(device="cpu", run_seed=3, log_dir=tmp / "logs"),
+                    progress=(said.append if said is not None else None)).run()
     return {t.workload: t for t in report.traces}
 
 
@@ -41,7 +42,10 @@ def test_host_memory_is_read_from_meminfo(tmp_path: Path) -> None:
 def test_a_workload_too_large_for_the_host_is_out_of_memory_and_the_run_goes_on(tmp_path: Path) -> None:
     doc = axpy_document([solution("good", "good.py")], BENCH, n=1 << 40)  # 4 TiB per tensor
     doc["workloads"].append({"id": "small", "axes": {"n": 1024}})
-    got = _traces(tmp_path, doc)
+    said: list[str] = []
+    got = _traces(tmp_path, doc, said)
+    builds = [m for m in said if "(buil" in m]  # the progress says when a worker is being built, and how long it took
+    assert len(builds) == 2 and builds[1].startswith("good :: n4096 (built in "), said
     assert got["n4096"].status == Status.OUT_OF_MEMORY and "too large for this host" in got["n4096"].message
     assert got["small"].status == Status.PASSED, got["small"].message
     # the solution's worker was not to blame, so it was kept: the next row needed no new build
