@@ -63,6 +63,7 @@ class RunOptions:
     device_index: int = 0
     run_seed: int | None = None   # private seed; drawn at random unless reproducing a run
     log_dir: Path = Path("out/logs")
+    expected_cache_bytes: int = 2 * 1024 ** 3  # reference outputs kept for the next solution; beyond, recomputed
 
 
 Progress = Callable[[str], None]
@@ -141,6 +142,9 @@ class Runner:
         self.run_seed = options.run_seed if options.run_seed is not None else secrets.randbits(62)
         self.ref: Worker | None = None
         self.ref_info: Built | None = None
+        # the reference's outputs per (workload, seed), reused by every solution while they fit
+        # `expected_cache_bytes` (the rest recomputed when asked again): the parent's memory does not
+        # grow with workloads x output size
         self.expected: dict[tuple[str, int], list[torch.Tensor]] = {}
         self.bad_reference: dict[str, str] = {}  # workload id -> why its reference is unusable
         self.row: RowClock | None = None  # the row being run, for its trace's cost_s
@@ -195,8 +199,17 @@ class Runner:
             except InvalidReference as exc:
                 self.bad_reference[w.id] = str(exc)  # every later solution gets the same row, without a re-run
                 raise
-            self.expected[key] = reply.outputs
+            self._keep_expected(key, reply.outputs)
+            return reply.outputs
         return self.expected[key]
+
+    def _keep_expected(self, key: tuple[str, int], outputs: list[torch.Tensor]) -> None:
+        """Kept while the budget allows; past it, not kept (every solution visits the workloads in the
+        same order, so evicting the oldest would miss every time, while keeping the first ones hits
+        in proportion to the budget)."""
+        held = sum(_nbytes(v) for v in self.expected.values())
+        if held + _nbytes(outputs) <= self.opt.expected_cache_bytes:
+            self.expected[key] = outputs
 
     # -- the run ------------------------------------------------------------------------------
     def run(self) -> Report:
@@ -438,6 +451,10 @@ class Runner:
         if fractions:
             out["sol_fraction"] = max(fractions)
         return out
+
+
+def _nbytes(outputs: list[Any]) -> int:
+    return sum(o.numel() * o.element_size() for o in outputs if isinstance(o, torch.Tensor))
 
 
 def _merge_stats(acc: dict[str, Any], verdict: Verdict) -> None:

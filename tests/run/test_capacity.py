@@ -66,3 +66,19 @@ def test_a_reference_out_of_memory_is_the_workloads_size_not_a_broken_reference(
         assert rows[(sol, "n4096")].status == Status.OUT_OF_MEMORY, rows[(sol, "n4096")].message
         assert "reference ran out of memory" in rows[(sol, "n4096")].message
         assert rows[(sol, "small")].status == Status.PASSED
+
+
+def test_reference_outputs_beyond_the_cache_budget_are_recomputed_not_kept(tmp_path: Path) -> None:
+    """Two solutions over three workloads with room for one workload's outputs: every row still
+    compares against the right reference outputs, and the parent holds no more than the budget."""
+    doc = axpy_document([solution("good", "good.py"), solution("wrong", "wrong.py")], BENCH, n=4096)
+    doc["workloads"] += [{"id": "n2048", "axes": {"n": 2048}}, {"id": "n1024", "axes": {"n": 1024}}]
+    path = tmp_path / "axpy.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    runner = Runner(load_manifest(path), RunOptions(device="cpu", run_seed=3, log_dir=tmp_path / "logs",
+                                                    expected_cache_bytes=4096 * 4))
+    report = runner.run()
+    got = {(t.solution, t.workload): t.status for t in report.traces}
+    assert all(got[("good", w)] == Status.PASSED for w in ("n4096", "n2048", "n1024")), got
+    assert all(got[("wrong", w)] == Status.INCORRECT_NUMERICAL for w in ("n4096", "n2048", "n1024")), got
+    assert [workload for workload, _seed in runner.expected] == ["n4096"]  # the first fits; the rest did not
