@@ -242,6 +242,11 @@ class Runner:
         return too_large(self.kind, workload_bytes(d, w), workload_bytes(outputs, w), device.get("memory_bytes"),
                          host_available_bytes())
 
+    def _lap(self, phase: str) -> None:
+        """Close `phase` of the row being run (its trace's cost_s)."""
+        if self.row is not None:
+            self.row.lap(phase)
+
     def _trace(self, sol: Solution, w: Workload, status: Status, message: str = "", **kw: Any) -> Trace:
         if self.row is not None:  # the row being run ends here (rows never run get no cost)
             kw["cost_s"], self.row = self.row.finish(), None
@@ -310,8 +315,7 @@ class Runner:
                 if verdict.status != Status.PASSED:
                     return self._trace(sol, w, verdict.status, f"round {correctness['rounds']}: {verdict.message}",
                                        correctness=correctness)
-            if self.row is not None:
-                self.row.lap("correctness")
+            self._lap("correctness")
             return self._timed(worker, sol, w, seeds, correctness, run_s)
         except WorkerError as exc:
             return self._trace(sol, w, Status(exc.status), exc.message, correctness=correctness)
@@ -336,8 +340,7 @@ class Runner:
         walls: dict[str, list[ChunkWall]] = {"sol": [], "ref": []}  # the parent's clock (measure/wallclock)
         done = {"sol": (False, False, ""), "ref": (False, False, "")}
         sample_s = {"sol": run_s, "ref": run_s}  # wall per sample, from the last chunk (chunk_size)
-        if self.row is not None:
-            self.row.lap("timing_start")  # inputs, warm-up
+        self._lap("timing_start")  # inputs, warm-up
         began = time.monotonic()
         while not (done["sol"][0] and done["ref"][0]):
             for key in ("sol", "ref"):
@@ -364,12 +367,10 @@ class Runner:
                     done[key] = stopping_decision(series[key], elapsed, cfg, start_s.calls_per_sample)
             if elapsed > cfg.max_time_s * 1.5:  # both capped by max_time_s; this only guards the loop
                 break
-        if self.row is not None:
-            self.row.lap("sampling")
+        self._lap("sampling")
         end_s = worker.call(TimeEnd(), timeout=t_run)
         self._ref_call(TimeEnd(), timeout=t_run)
-        if self.row is not None:
-            self.row.lap("timing_end")  # hidden-work checks, kept outputs
+        self._lap("timing_end")  # hidden-work checks, kept outputs
         mode = start_s.mode
         wall = {key: sum(c.wall_ms for c in walls[key]) / 1e3 for key in walls}
         timing = summarize(series["sol"], done["sol"][1], done["sol"][2], wall["sol"], mode, cfg.cache)

@@ -180,15 +180,19 @@ class CudaDevice(Device):
         self.evict_code()
 
     def evict_code(self) -> None:
-        if self._evictor is None:
-            self._evictor = self._load_evictor()
-        ev = self._evictor
+        ev = self._loaded_evictor()
         if isinstance(ev, str):
             return
         sink = ctypes.c_uint64(ev.sink.data_ptr())
         params = (ctypes.c_void_p * 1)(ctypes.cast(ctypes.byref(sink), ctypes.c_void_p))
         stream = ctypes.c_void_p(torch.cuda.current_stream(self.index).cuda_stream)
         self._driver().cuLaunchKernel(ev.function, ev.blocks, 1, 1, 128, 1, 1, 0, stream, params, None)
+
+    def _loaded_evictor(self) -> CodeEvictor | str:
+        """The eviction kernel, loaded on first use, or why it could not be."""
+        if self._evictor is None:
+            self._evictor = self._load_evictor()
+        return self._evictor
 
     def _load_evictor(self) -> CodeEvictor | str:
         lib, module, function = self._driver(), ctypes.c_void_p(), ctypes.c_void_p()
@@ -203,10 +207,9 @@ class CudaDevice(Device):
 
     def code_eviction(self) -> str:
         """What the flush does to instruction caches, for the device info (loads the kernel if need be)."""
-        if self._evictor is None:
-            self._evictor = self._load_evictor()
-        if isinstance(self._evictor, str):
-            return self._evictor
+        ev = self._loaded_evictor()
+        if isinstance(ev, str):
+            return ev
         return f"{CODE_EVICT_INSTRUCTIONS} distinct instructions run on every SM after the L2 read"
 
     def persisting_cache_bytes(self) -> int:
