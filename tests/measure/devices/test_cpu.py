@@ -13,14 +13,14 @@ import resource, sys, torch
 from harness.measure.devices.cpu import CpuDevice
 if sys.argv[1] == "kept":
     CpuDevice().setup()
-x = torch.randn(256, 4096).bfloat16()
-def call():  # an RMSNorm: fp32 temporaries of 4 MiB, freed and allocated again every call
+x = torch.randn(2048, 8192).bfloat16()
+def call():  # an RMSNorm: fp32 temporaries of 64 MiB, freed and allocated again every call
     xf = x.float()
     return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype)
-for _ in range(40):  # the heap settles (with 10, one run in two still grew it by a 4 MiB temporary)
+for _ in range(10):  # the heap settles
     call()
 before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-for _ in range(20):
+for _ in range(5):
     call()
 print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 """
@@ -32,10 +32,14 @@ def _faults(mode: str) -> int:
 
 
 def test_a_worker_keeps_freed_memory_so_calls_do_not_page_fault() -> None:
-    """20 calls whose temporaries glibc's default often maps and unmaps (5000-50000 page faults in all,
-    measured on a 2-core VM); once a worker's heap has settled, it serves them from pages it has."""
-    assert _faults("default") > 2000
-    assert _faults("kept") < 200
+    """Temporaries of 64 MiB are above glibc's largest dynamic mmap threshold (32 MiB), so by default
+    every call maps and unmaps them and faults each page in again (about 16000 faults per temporary
+    with 4 KiB pages, 32 with transparent huge pages); once a worker's heap has settled, it serves them
+    from pages it has. (Temporaries of 4 MiB fault or not by default depending on where glibc's dynamic
+    threshold happens to sit, so they cannot show the difference on every machine.)"""
+    default, kept = _faults("default"), _faults("kept")
+    assert kept < 100
+    assert default > 10 * max(kept, 10)
 
 
 def test_the_device_info_says_how_memory_is_kept() -> None:
