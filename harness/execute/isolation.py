@@ -3,7 +3,8 @@ or out-of-memory kill becomes a `WorkerError` with a status instead of taking th
 
 `Worker.call` sends one `protocol` command and returns its typed reply; the reply is read with the
 deadline still running (a worker that stops halfway through a frame is a TIMEOUT, not a hang) and
-decoded by `protocol.decode`, so a reply that breaks the protocol is TAMPERED.
+decoded by `protocol.decode`, so a reply that breaks the protocol is TAMPERED. Outputs a worker
+leaves in device memory are copied by the parent while the worker is frozen (`handoff`).
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import contextlib
 import math
 import multiprocessing as mp
 import os
+import secrets
 import select
 import signal
 import time
@@ -18,9 +20,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator
 
-from harness.execute import containment, protocol, sandbox, worker
+import torch
+
+from harness.execute import containment, handoff, protocol, sandbox, worker
 from harness.logs import tail_of
-from harness.execute.protocol import BenchLoad, Build, Command, Exit, Expect, Failure, Reply
+from harness.execute.protocol import (BenchLoad, Build, Built, Command, Exit, Expect, Failure, Outputs, Reply, Run,
+                                      TimeEnd, TimingEnded)
 from harness.spec.model import Solution
 
 
@@ -57,10 +62,13 @@ class Worker:
     """One spawned process in its own sandbox; `call(command, timeout=...)` returns its typed reply.
 
     `key` names the build cache the worker may write (`sandbox.solution_key`): only code with the
-    same content shares it."""
+    same content shares it. `ledger` is shared by the workers of one run (`handoff.Ledger`)."""
 
-    def __init__(self, label: str, log_dir: Path, policy: sandbox.Policy | None = None, key: str | None = None):
+    def __init__(self, label: str, log_dir: Path, policy: sandbox.Policy | None = None, key: str | None = None,
+                 ledger: handoff.Ledger | None = None):
         self.label = label
+        self.ledger = ledger or handoff.Ledger()
+        self.handoff: Any = None  # the torch device the parent reads this worker's outputs on, after a good probe
         self.log = log_dir / f"{label}.log"
         self.policy = policy or sandbox.policy()
         self.key = key or sandbox.content_key(label, [])
@@ -121,6 +129,7 @@ class Worker:
             moved = sandbox.stage_files([f for f in (command.operator, command.bench) if f is not None], self.box)
             command = replace(command, operator=moved[command.operator],
                               bench=moved[command.bench] if command.bench is not None else None)
+        command = self._with_handoff(command)
         self.expect = command.expect(self.expect)
         try:
             protocol.send_command(self.conn, command)
@@ -148,7 +157,66 @@ class Worker:
             raise WorkerError("TAMPERED", str(exc))
         if isinstance(reply, Failure):
             raise WorkerError(reply.status.value, reply.message)
+        return self._received(command, reply)
+
+    def _with_handoff(self, command: Command) -> Command:
+        """Build asks for a probe where the parent can read CUDA memory; Run and TimeEnd ask for
+        device handles once the probe came back right."""
+        if isinstance(command, Build):
+            self.handoff = None
+            if command.device_kind == "cuda":
+                return replace(command, handoff_nonce=secrets.randbits(62))
+        elif isinstance(command, (Run, TimeEnd)):
+            return replace(command, on_device=self.handoff is not None)
+        return command
+
+    def _received(self, command: Command, reply: Reply) -> Reply:
+        """`reply` with the device outputs it names copied into the parent's memory, while this
+        worker is frozen; a handle that does not open or points outside its allocation is TAMPERED."""
+        try:
+            if isinstance(reply, Built) and isinstance(command, Build):
+                self._probe(command, reply)
+                return replace(reply, probe=None)
+            if isinstance(reply, Outputs):
+                return replace(reply, outputs=self._receive(reply.outputs))
+            if isinstance(reply, TimingEnded):
+                return replace(reply, checks=[replace(c, outputs=self._receive(c.outputs)) for c in reply.checks])
+        except handoff.HandoffError as exc:
+            self.kill()
+            raise WorkerError("TAMPERED", f"device output handoff: {exc}")
+        except torch.OutOfMemoryError as exc:  # the parent's copy did not fit beside the workers' memory
+            raise WorkerError("OUT_OF_MEMORY", f"the parent could not copy the outputs: {protocol.clip(str(exc), 400)}")
+        except RuntimeError as exc:  # a driver error on memory the worker named
+            self.kill()
+            raise WorkerError("TAMPERED", f"device output handoff: {protocol.clip(str(exc), 400)}")
         return reply
+
+    def _probe(self, command: Build, reply: Built) -> None:
+        """IPC between this pair of processes works if the parent reads back the value it chose."""
+        if reply.probe is None or command.handoff_nonce is None:
+            return
+        device, want = torch.device("cuda", command.device_index), handoff.probe_value(command.handoff_nonce)
+        if not isinstance(reply.probe, handoff.DeviceOutput) or reply.probe.nbytes != want.nbytes:
+            return
+        try:
+            with self.frozen():
+                (got,) = handoff.receive([reply.probe], device, self.ledger, self)
+        except (handoff.HandoffError, RuntimeError, ValueError):
+            return  # outputs come through the pipe (a platform without IPC, or a worker that declined)
+        if got.dtype == want.dtype and got.shape == want.shape and torch.equal(got.cpu(), want):
+            self.handoff = device
+
+    def _receive(self, outputs: list[Any]) -> list[Any]:
+        handles = [o for o in outputs if isinstance(o, handoff.DeviceOutput)]
+        if not handles:
+            return outputs
+        if self.handoff is None:
+            raise handoff.HandoffError("device handles came although the parent asked for outputs in the reply")
+        total = sum(h.nbytes for h in handles)
+        if total > self.expect.frame_bytes:
+            raise handoff.HandoffError(f"outputs of {total} bytes; at most {self.expect.frame_bytes} expected")
+        with self.frozen():
+            return handoff.receive(outputs, self.handoff, self.ledger, self)
 
     def _died(self) -> WorkerError:
         self.proc.join(1)

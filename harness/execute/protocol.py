@@ -17,6 +17,9 @@ Trust model:
 
 Command -> the replies it may get (any command may also get `Failure`; `Exit` gets none):
   Build -> Built        Run -> Outputs | Rejected
+Outputs (of Run, and of TimeEnd's kept samples) come as CPU tensors in the frame, or, once the
+parent has read the worker's build-time probe through CUDA IPC, as handles to the worker's device
+memory that the parent copies from itself (`handoff`: nothing large crosses the pipe).
   TimeStart -> TimingStarted    TimeChunk -> Chunk   TimeEnd -> TimingEnded
   BenchLoad -> BenchLoaded      BenchTime -> BenchTimed   (bench modules: harness/benchmod/run.py)
 """
@@ -35,6 +38,8 @@ from typing import Any, ClassVar, Union
 
 import torch
 
+from harness.execute import handoff
+from harness.execute.handoff import DeviceOutput
 from harness.measure.devices.base import Peak
 from harness.results.trace import Status
 from harness.spec.model import BenchConfig, Definition, Reference, Solution, Workload
@@ -78,14 +83,16 @@ class Built:
     device: dict[str, Any]
     versions: dict[str, Any]
     peak: Peak
+    probe: Any = None  # the build-time value the parent reads back through CUDA IPC (`handoff.export` form)
 
 
 @dataclass(frozen=True)
 class Outputs:
-    """What the call returned, as CPU tensors in declaration order; a non-tensor output comes as a
-    placeholder string so the parent's comparison names it."""
+    """What the call returned, in declaration order: CPU tensors, or device handles (the worker's
+    `handoff.export` dicts; `DeviceOutput` once decoded, the parent's own device tensors once
+    received); a non-tensor output comes as a placeholder string so the parent's comparison names it."""
 
-    outputs: list[torch.Tensor | str]
+    outputs: list[Any]
 
 
 @dataclass(frozen=True)
@@ -131,7 +138,7 @@ class TimedCheck:
     solution cannot be right only when checked, nor send inputs of its own choosing."""
 
     sample: int
-    outputs: list[torch.Tensor | str]
+    outputs: list[Any]  # as in Outputs
 
 
 @dataclass(frozen=True)
@@ -214,6 +221,7 @@ class Build(Command):
     definition: Definition
     device_kind: str
     device_index: int
+    handoff_nonce: int | None = None  # set by the parent where it can read device memory: export it as the probe
 
     def expect(self, before: Expect) -> Expect:
         return Expect(outputs=len(self.definition.outputs),
@@ -231,6 +239,7 @@ class Run(Command):
     workload: Workload
     seed: int
     draw: int | None = None
+    on_device: bool = False  # outputs as device handles (set by the parent's Worker after a good probe)
 
     def expect(self, before: Expect) -> Expect:
         data = _data_bytes(before, self.workload)
@@ -275,6 +284,7 @@ class TimeEnd(Command):
 
     name: ClassVar[str] = "time_end"
     replies: ClassVar[tuple[type, ...]] = (TimingEnded,)
+    on_device: bool = False  # kept samples' outputs as device handles (as Run.on_device)
 
     def expect(self, before: Expect) -> Expect:  # the outputs of every kept sample
         return replace(before, samples=None, frame_bytes=SMALL_FRAME + 2 * before.data_bytes * MAX_KEPT)
@@ -490,7 +500,12 @@ def _tensor(value: Any, where: str) -> torch.Tensor:
     return value
 
 
-def _output(value: Any, where: str) -> torch.Tensor | str:
+def _output(value: Any, where: str) -> torch.Tensor | str | DeviceOutput:
+    if type(value) is dict:
+        try:
+            return handoff.parse(value, where)
+        except ValueError as exc:
+            raise _Bad(str(exc))
     return _str(value, where, MAX_NAME) if type(value) is str else _tensor(value, where)
 
 
@@ -542,7 +557,11 @@ def _built(d: dict[str, Any], expect: Expect, w: str) -> Built:
     peak = Peak(bytes_per_s=None if bps is None else _float(bps, f"{w}.peak.bytes_per_s", positive=True),
                 flops_per_s={_str(k, f"{w}.peak.flops_per_s key", MAX_NAME):
                              _float(v, f"{w}.peak.flops_per_s[{k!r}]", positive=True) for k, v in flops.items()})
-    return Built(_mapping(d["device"], f"{w}.device"), _mapping(d["versions"], f"{w}.versions"), peak)
+    probe = d["probe"]
+    if probe is not None and type(probe) is not dict:
+        raise _Bad(f"{w}.probe: expected a device handle or None")
+    return Built(_mapping(d["device"], f"{w}.device"), _mapping(d["versions"], f"{w}.versions"), peak,
+                 None if probe is None else _output(probe, f"{w}.probe"))
 
 
 def _outputs_reply(d: dict[str, Any], expect: Expect, w: str) -> Outputs:

@@ -63,6 +63,7 @@ class WorkerState:
         self.kept_samples: dict[int, Any] = {}
         self.bench: Any = None  # a loaded bench module, and the BenchLoad that loaded it (its staged files)
         self.bench_load_cmd: BenchLoad | None = None
+        self.handed: list[Any] = []  # tensors whose device memory the parent may still be reading (handoff)
 
     # -- commands -----------------------------------------------------------------------------
     def build(self, cmd: Build) -> Built | Failure:
@@ -103,7 +104,12 @@ class WorkerState:
         tampered = self.guard.check() or self.guard.modes()
         if tampered:
             return Failure(Status.TAMPERED, f"on import: {tampered}")
-        return Built(self.device.info(), versions(), self.device.peak())
+        probe = None
+        if cmd.handoff_nonce is not None and self.device.torch_device.type == "cuda":
+            from harness.execute.handoff import export, probe_tensor
+            self.handed = [probe_tensor(cmd.handoff_nonce, self.device.torch_device)]
+            probe = export(self.handed[0])
+        return Built(self.device.info(), versions(), self.device.peak(), probe)
 
     def _prepare(self, workload: Any, inputs: dict[str, Any]) -> dict[str, Any]:
         from harness.execute.inputs import allocate_outputs
@@ -118,15 +124,27 @@ class WorkerState:
             return entry["outputs"]
         return self.fn(*entry["inputs"])
 
-    def _collect(self, result: Any) -> tuple[list[Any], str | None]:
-        """Outputs as CPU tensors for the parent, plus why they are not acceptable, if they are not."""
+    def _collect(self, result: Any, on_device: bool) -> tuple[list[Any], str | None]:
+        """Outputs for the parent (device handles when `on_device` and the memory can be exported,
+        else CPU tensors), plus why they are not acceptable, if they are not."""
+        import torch
         from harness.execute.correctness import as_output_list
+        from harness.execute.handoff import export
         names = list(self.definition.outputs)
         outs = as_output_list(result, names)
         if isinstance(outs, str):
             return [], outs
-        cpu = [_compact(o) if type(o) is __import__("torch").Tensor else f"<{type(o).__name__}>" for o in outs]
-        return cpu, None
+        sent: list[Any] = []
+        for o in outs:
+            if type(o) is not torch.Tensor:
+                sent.append(f"<{type(o).__name__}>")
+                continue
+            dense = o.detach().contiguous() if on_device else None
+            handle = export(dense) if dense is not None else None
+            if handle is not None:
+                self.handed.append(dense)  # alive until the next command: the parent copies it first
+            sent.append(handle if handle is not None else _compact(o))
+        return sent, None
 
     def run(self, cmd: Run) -> Outputs | Rejected:
         """One correctness round on fresh inputs for `cmd.seed` (redrawn as timed sample `cmd.draw`
@@ -134,6 +152,7 @@ class WorkerState:
         from harness.execute.guards import mutated_inputs, output_problems, snapshot
         from harness.execute.inputs import generate_inputs, redraw
         dev = self.device
+        self.handed = []
         inputs = generate_inputs(self.definition, cmd.workload, cmd.seed, dev.torch_device)
         entry = self._prepare(cmd.workload, inputs)
         if cmd.draw is not None:
@@ -150,7 +169,7 @@ class WorkerState:
         bad = mutated_inputs(entry["names"], before, entry["inputs"])
         if bad:
             return Rejected(Status.INPUT_MUTATED, f"solution modified input(s) {', '.join(bad)}")
-        outs, why = self._collect(result)
+        outs, why = self._collect(result, cmd.on_device)
         if why is None and not self.dps:
             from harness.execute.correctness import as_output_list
             live = as_output_list(result, list(self.definition.outputs))
@@ -222,8 +241,9 @@ class WorkerState:
         why = self.guard.after_call() or self.cache_problem
         problem = Rejected(Status.TAMPERED, why) if why else None
         checks: list[TimedCheck] = []
+        self.handed = []
         for k, result in sorted(self.kept_samples.items()):
-            outs, why = self._collect(result)
+            outs, why = self._collect(result, cmd.on_device)
             if why:
                 problem = problem or Rejected(Status.INVALID_OUTPUT, f"while timed (sample {k}): {why}")
                 continue

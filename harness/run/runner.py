@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import torch
 
-from harness.execute import sandbox
+from harness.execute import handoff, sandbox
 from harness.execute.containment import descendants, guard_parent, kill_strays
 from harness.execute.correctness import Verdict, compare
 from harness.measure.devices import device_class, detect_kind
@@ -105,18 +105,22 @@ def host_available_bytes(meminfo: Path = Path("/proc/meminfo")) -> int | None:
 
 
 def too_large(kind: str, total_bytes: int, output_bytes: int, device_bytes: int | None,
-              host_bytes: int | None) -> str | None:
+              host_bytes: int | None, outputs_on_device: bool = False) -> str | None:
     """Why a workload cannot run here, from its declared sizes alone, or None.
 
     Both workers hold the inputs and outputs (the idle one keeps its memory while frozen), and the
-    parent holds the reference's outputs and the solution's while it compares, plus one in flight. On
-    the CPU all of that is host memory. Said before anything is allocated, so a workload too large is
-    an OUT_OF_MEMORY row and the harness itself never runs the host out of memory."""
+    parent holds the reference's outputs and the solution's while it compares, plus one in flight:
+    in host memory, or in device memory when outputs are handed over there (`handoff`). On the CPU
+    all of it is host memory. Said before anything is allocated, so a workload too large is an
+    OUT_OF_MEMORY row and the harness itself never runs the host out of memory."""
     gib = 1024 ** 3
-    need_host = 3 * output_bytes + (2 * total_bytes if kind == "cpu" else 0)
-    if device_bytes and kind != "cpu" and 2 * total_bytes > device_bytes:
-        return (f"workload too large for the device: its inputs and outputs take {total_bytes / gib:.3g} GiB, "
-                f"twice that (solution and reference) is more than the device's {device_bytes / gib:.3g} GiB")
+    parent = 3 * output_bytes
+    need_host = (0 if outputs_on_device else parent) + (2 * total_bytes if kind == "cpu" else 0)
+    need_device = 2 * total_bytes + (parent if outputs_on_device else 0)
+    if device_bytes and kind != "cpu" and need_device > device_bytes:
+        return (f"workload too large for the device: its inputs and outputs take {total_bytes / gib:.3g} GiB; "
+                f"the two workers and the parent's copies need {need_device / gib:.3g} GiB, more than the "
+                f"device's {device_bytes / gib:.3g} GiB")
     if host_bytes is not None and need_host > host_bytes:
         return (f"workload too large for this host: running and comparing it needs about {need_host / gib:.3g} GiB "
                 f"of host memory, {host_bytes / gib:.3g} GiB is available")
@@ -151,12 +155,13 @@ class Runner:
         self.workload_fault = False  # the row failed for its workload's size, not for the solution
         self.spared = descendants(os.getpid())  # processes that were here before this run are not its strays
         self.policy = sandbox.policy()  # workers' uid and build cache (execute/sandbox)
+        self.ledger = handoff.Ledger()  # device memory each worker handed over (no worker passes off another's)
 
     # -- reference ----------------------------------------------------------------------------
     def _start_reference(self) -> None:
         ref = self.m.definition.reference
         self.ref = Worker("reference", self.opt.log_dir, self.policy,
-                          sandbox.content_key("reference", [ref.source.encode()]))
+                          sandbox.content_key("reference", [ref.source.encode()]), self.ledger)
         try:
             self.ref_info = self.ref.call(Build(ref, self.m.definition, self.kind, self.opt.device_index),
                                           timeout=self.cfg.compile_timeout_s)
@@ -219,6 +224,7 @@ class Runner:
         env = environment(self.ref_info.device)
         env["versions"] = {**env["versions"], **self.ref_info.versions}
         env["containment"] = self.policy.to_dict()
+        env["output_handoff"] = "cuda-ipc" if self.ref is not None and self.ref.handoff is not None else "pipe"
         workloads, solutions = list(self.m.workloads), list(self.m.solutions)  # --solution/--workload: in prepare()
         traces: list[Trace] = []
         try:
@@ -239,8 +245,9 @@ class Runner:
         d = self.m.definition
         outputs = replace(d, inputs={})
         device = self.ref_info.device if self.ref_info is not None else {}
+        on_device = self.ref is not None and self.ref.handoff is not None
         return too_large(self.kind, workload_bytes(d, w), workload_bytes(outputs, w), device.get("memory_bytes"),
-                         host_available_bytes())
+                         host_available_bytes(), on_device)
 
     def _lap(self, phase: str) -> None:
         """Close `phase` of the row being run (its trace's cost_s)."""
@@ -260,7 +267,7 @@ class Runner:
             why = f"{sol.language} solution targets {', '.join(sol.devices)}; this run is on {self.kind}"
             done.extend(self._trace(sol, w, Status.SKIPPED, why) for w in workloads)
             return
-        worker = Worker(sol.name, self.opt.log_dir, self.policy, sandbox.solution_key(sol))
+        worker = Worker(sol.name, self.opt.log_dir, self.policy, sandbox.solution_key(sol), self.ledger)
         traces: list[Trace] = []
         built = False
         try:

@@ -19,6 +19,9 @@ from harness.results.trace import Status
 from harness.spec.manifest import load_manifest
 
 from factories import axpy_document, solution
+from harness.execute.handoff import DeviceOutput
+
+HANDLE = bytes(range(64))
 
 AFTER_BUILD = p.Expect(outputs=1)
 TIMING = p.Expect(outputs=1, input_sets=2, calls_per_sample=frozenset({1, 20}))
@@ -74,6 +77,14 @@ def test_good_reply_round_trips_to_the_same_typed_reply(name: str) -> None:
     assert same(decoded, reply), decoded
 
 
+def test_a_device_handle_decodes_to_where_the_worker_says_its_output_is() -> None:
+    """The worker's `handoff.export` form; whether it lies inside the allocation is checked on open."""
+    sent = p.Outputs([{"ipc": HANDLE, "offset": 512, "shape": [2, 3], "dtype": "bfloat16"}])
+    got = p.decode(p.encode(sent), (p.Outputs,), AFTER_BUILD)
+    assert got.outputs == [DeviceOutput(HANDLE, 512, (2, 3), torch.bfloat16)]
+    assert got.outputs[0].nbytes == 12
+
+
 def test_hidden_work_reads_as_before_without_fields_not_measured() -> None:
     h = p.decode(p.encode(GOOD["ended"][0]), (p.TimingEnded,), TIMING).hidden.to_dict()
     assert h == {"events_ms": 0.1, "wall_ms": 0.12, "baseline_ms": 0.01, "hidden_ms": 0.02,
@@ -87,7 +98,17 @@ def test_hidden_work_takes_what_the_cupti_sampler_reports() -> None:
     assert p.HiddenWork(**report).probed_calls == 11
 
 
+def device_output(**override: Any) -> dict[str, Any]:
+    return {"kind": "Outputs", "outputs": [{"ipc": HANDLE, "offset": 0, "shape": [4], "dtype": "float32", **override}]}
+
+
 BAD = {
+    "short handle": (device_output(ipc=b"x" * 8), (p.Outputs,), AFTER_BUILD, "outputs[0].ipc: expected 64 bytes"),
+    "handle as a string": (device_output(ipc="x" * 64), (p.Outputs,), AFTER_BUILD, "outputs[0].ipc: expected 64 bytes"),
+    "negative offset": (device_output(offset=-8), (p.Outputs,), AFTER_BUILD, "outputs[0].offset: expected an integer >= 0"),
+    "negative extent": (device_output(shape=[4, -1]), (p.Outputs,), AFTER_BUILD, "outputs[0].shape"),
+    "unknown dtype": (device_output(dtype="complex256"), (p.Outputs,), AFTER_BUILD, "'complex256' is not a dtype"),
+    "extra handle field": (device_output(ptr=1234), (p.Outputs,), AFTER_BUILD, "exactly ipc, offset, shape, dtype"),
     # name: (what the worker sends, replies expected, what the parent knows, words in the reason)
     "unknown status": ({"kind": "Failure", "status": "FINE", "message": ""}, (p.Chunk,), p.Expect(), "'FINE' is not a status"),
     "PASSED from a worker": ({"kind": "Failure", "status": "PASSED", "message": ""}, (p.Chunk,), p.Expect(),
@@ -127,7 +148,8 @@ BAD = {
                                       (p.TimingEnded,), TIMING, "checks[0].sample"),
     "NaN in hidden work": ({"kind": "TimingEnded", "hidden": {**hidden(), "hidden_ms": math.nan}, "problem": None,
                             "checks": []}, (p.TimingEnded,), TIMING, "hidden.hidden_ms: nan is not finite"),
-    "peak as a string": ({"kind": "Built", "device": {}, "versions": {}, "peak": {"bytes_per_s": "fast", "flops_per_s": {}}},
+    "peak as a string": ({"kind": "Built", "device": {}, "versions": {}, "probe": None,
+                          "peak": {"bytes_per_s": "fast", "flops_per_s": {}}},
                          (p.Built,), p.Expect(), "bytes_per_s: expected a number"),
 }
 
