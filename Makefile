@@ -22,6 +22,7 @@ deps:
 
 test-deps: deps
 	@$(PINNED) requirements-test.txt 2>/dev/null || $(PYTHON) -m pip install -q -r requirements-test.txt
+	@$(PINNED) requirements-test-nodeps.txt 2>/dev/null || $(PYTHON) -m pip install -q --no-deps -r requirements-test-nodeps.txt
 
 # The launcher's host side: the harness CLI and the docker SDK (no torch; that lives in the image).
 # The SDK is optional: with no SDK (an offline GPU box) the launcher says so and runs locally.

@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from harness.errors import InputError
 from harness.paths import MANIFESTS_DIR
 from harness.results.render import outcome_lines, render_table
 from harness.results.trace import Status
@@ -18,6 +19,7 @@ from harness.results.interrupt import EXIT_CODE as INTERRUPTED
 from harness.run.orchestrate import RunRequest, run
 from harness.run.progress import make_progress
 from harness.spec.benchmodule import is_bench_module_manifest, load_bench_manifest
+from harness.spec.flashinfer import Problem
 from harness.spec.manifest import is_suite, load_suite, resolve_manifest_path
 from harness.spec.knobs import add_knob_options, knob_overrides
 from harness.spec.schema import ManifestError
@@ -34,8 +36,11 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device-index", type=int, default=0)
     p.add_argument("--out", type=Path, default=Path("out"), help="folder for the JSON/JSONL reports")
     p.add_argument("--seed", type=int, help="private run seed (default: random; recorded in the report)")
-    p.add_argument("--solution", action="append", default=[], help="only this solution (repeatable)")
-    p.add_argument("--workload", action="append", default=[], help="only this workload id (repeatable)")
+    p.add_argument("--solution", action="append", default=[],
+                   help="only this solution (repeatable); a .json file: that upstream solution (hpc-bench's --solution)")
+    p.add_argument("--workload", action="append", default=[],
+                   help="only this workload id (repeatable); a .jsonl file: those upstream workloads")
+    p.add_argument("--definition", type=Path, help="an upstream definition.json (with --workload and --solution files)")
     p.add_argument("--table-format", default="simple", help="tabulate format for the terminal table")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--mode", choices=["events", "torch-profiler", "torch-npu-profiler", "msprof"],
@@ -83,13 +88,41 @@ def _describe(path: Path) -> str:
     return f"{m.definition.name}, {len(m.workloads)} workloads, {len(m.solutions)} solutions"
 
 
+def split_files(values: list[str], suffix: str) -> tuple[tuple[str, ...], tuple[Path, ...]]:
+    """(names, files) of a --solution/--workload list: a value ending in `suffix` is a file."""
+    files = tuple(Path(v) for v in values if v.endswith(suffix))
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        raise InputError(f"no such file: {', '.join(missing)}")
+    return tuple(v for v in values if not v.endswith(suffix)), files
+
+
+def upstream_problem(target: Path | None, definition: Path | None, workloads: tuple[Path, ...],
+                     solutions: tuple[Path, ...]) -> Problem | None:
+    """The upstream files named one by one, or None when only a manifest or directory was named."""
+    if definition is None and not workloads and not solutions:
+        return None
+    folder = target if target is not None and target.is_dir() else None
+    if folder is None and definition is None and target is not None and target.name.endswith(".json"):
+        definition = target  # `run definition.json --workload w.jsonl --solution s.json`
+    if folder is None and definition is None:
+        raise InputError("solution or workload files need a problem directory or --definition FILE")
+    if definition is not None and not definition.is_file():
+        raise InputError(f"no such file: {definition}")
+    return Problem(folder=folder, definition=definition, workloads=workloads, solutions=solutions)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    request = RunRequest(target=resolve_manifest_path(args.manifest, MANIFESTS_DIR), out=args.out, device=args.device,
+    target = resolve_manifest_path(args.manifest, MANIFESTS_DIR)
+    solutions, solution_files = split_files(args.solution, ".json")
+    workloads, workload_files = split_files(args.workload, ".jsonl")
+    request = RunRequest(target=target, out=args.out, device=args.device,
                          device_index=args.device_index, devices=args.devices,
                          shard=Shard.parse(args.shard) if args.shard else None,
-                         solutions=tuple(args.solution), workloads=tuple(args.workload),
+                         solutions=solutions, workloads=workloads,
                          overrides=knob_overrides(args), mode=args.mode, seed=args.seed,
-                         owner=args.owner)
+                         owner=args.owner,
+                         problem=upstream_problem(target, args.definition, workload_files, solution_files))
     outcome = run(request, make_progress(args.quiet))
     rc = finish(outcome.report, args.table_format, outcome.headline, (outcome.json_path, outcome.jsonl_path))
     return INTERRUPTED if outcome.interrupted else rc

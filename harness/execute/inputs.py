@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from harness.execute.dtypes import to_torch
+from harness.execute.dtypes import is_packed_fp4, to_torch
 from harness.spec.model import Definition, Generator, Workload
 
 
@@ -33,8 +33,25 @@ def mix_seed(*parts: int | str) -> int:
     return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
 
 
+def _fp4(gen: Generator, shape: tuple[int, ...], seed: int, device: torch.device) -> torch.Tensor:
+    """Packed fp4 (two E2M1 values a byte): random bytes (every code is a finite value), zeros, or
+    ones (code 2 in both nibbles); the declared shape is the packed tensor's."""
+    if gen.type == "zeros":
+        raw = torch.zeros(shape, dtype=torch.uint8, device=device)
+    elif gen.type == "ones":
+        raw = torch.full(shape, 0x22, dtype=torch.uint8, device=device)
+    elif gen.type == "random":
+        g = torch.Generator(device=device).manual_seed(mix_seed(gen.params.get("seed", 0), seed))
+        raw = torch.randint(0, 256, shape, dtype=torch.uint8, generator=g, device=device)
+    else:
+        raise ValueError(f"{gen.type!r} inputs cannot be packed fp4; use random, zeros, ones, custom or safetensors")
+    return raw.view(to_torch("float4_e2m1fn_x2"))
+
+
 def _make(gen: Generator, shape: tuple[int, ...], dtype: torch.dtype, seed: int, device: torch.device) -> torch.Tensor:
     p = gen.params
+    if is_packed_fp4(dtype) and gen.type != "safetensors":
+        return _fp4(gen, shape, seed, device)
     if gen.type == "zeros":
         return torch.zeros(shape, dtype=dtype, device=device)
     if gen.type == "ones":
@@ -64,12 +81,48 @@ def _make(gen: Generator, shape: tuple[int, ...], dtype: torch.dtype, seed: int,
     raise ValueError(f"unknown generator type {gen.type!r}")
 
 
+def custom_inputs(definition: Definition, workload: Workload, seed: int, device: torch.device) -> dict[str, Any]:
+    """What the reference's `custom_inputs_entrypoint` makes for this workload, as upstream calls it
+    (`fn({**axes, **scalar inputs}, device)`), with torch's random state seeded from (workload, seed)
+    for the call and restored after it; each value checked against its declaration."""
+    namespace: dict[str, Any] = {"__name__": "opbench_reference_inputs"}
+    exec(compile(definition.reference.source, definition.reference.origin, "exec"), namespace)
+    fn = namespace.get(definition.custom_inputs or "")
+    if not callable(fn):
+        raise ValueError(f"the reference defines no function {definition.custom_inputs!r} to make custom inputs")
+    scalars = {n: workload.inputs[n].params["value"] for n, s in definition.inputs.items()
+               if s.shape is None and workload.inputs[n].type == "scalar"}
+    with torch.random.fork_rng(devices=[device] if device.type != "cpu" else [], device_type=device.type):
+        torch.manual_seed(mix_seed(workload.seed, seed, "custom"))
+        made = fn({**workload.axes, **scalars}, device)
+    if not isinstance(made, dict):
+        raise ValueError(f"{definition.custom_inputs}() returned {type(made).__name__}, expected a dict of inputs by name")
+    return made
+
+
+def _custom(made: dict[str, Any], name: str, shape: tuple[int, ...] | None, dtype: torch.dtype, device: torch.device) -> Any:
+    if name not in made:
+        raise ValueError(f"custom input {name!r} missing from what the reference's generator returned ({sorted(made)})")
+    value = made[name]
+    if shape is None:
+        return value
+    if not isinstance(value, torch.Tensor) or tuple(value.shape) != shape or value.dtype != dtype:
+        got = f"{tuple(value.shape)} {value.dtype}" if isinstance(value, torch.Tensor) else type(value).__name__
+        raise ValueError(f"custom input {name!r} is {got}; the workload declares {shape} {dtype}")
+    return value.to(device)
+
+
 def generate_inputs(definition: Definition, workload: Workload, seed: int, device: torch.device) -> dict[str, Any]:
     """Inputs by name, in declaration order; Python scalars for `shape: null` inputs."""
     out: dict[str, Any] = {}
+    made = (custom_inputs(definition, workload, seed, device)
+            if any(g.type == "custom" for g in workload.inputs.values()) else {})
     for i, (name, spec) in enumerate(definition.inputs.items()):
         gen = workload.inputs[name]
         shape = workload.shape_of(spec)
+        if gen.type == "custom":
+            out[name] = _custom(made, name, shape, to_torch(workload.dtypes[name]), device)
+            continue
         if shape is None:
             value = gen.params["value"]
             out[name] = float(value) if spec.dtype.startswith(("float", "bfloat")) else value
@@ -103,6 +156,9 @@ def redraw(workload: Workload, names: list[str], values: list[Any], key: int) ->
         t, p = values[k], workload.inputs[names[k]].params
         g = torch.Generator(device=t.device).manual_seed(mix_seed(key, k))
         kind = workload.inputs[names[k]].type
+        if is_packed_fp4(t.dtype):
+            t.view(torch.uint8).random_(0, 256, generator=g)
+            continue
         direct = t.dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16) or not t.dtype.is_floating_point
         d = t if direct else torch.empty(t.shape, dtype=torch.float32, device=t.device)
         if kind == "randint":
@@ -121,9 +177,12 @@ def redraw(workload: Workload, names: list[str], values: list[Any], key: int) ->
 
 def poison(outputs: list[torch.Tensor]) -> None:
     """Refill destination buffers before a call (as `allocate_outputs` made them), so a call that
-    returns early leaves NaN (floats) or 0x5A bytes (integers), never the last call's answer."""
+    returns early leaves NaN (floats) or 0x5A bytes (integers, packed fp4), never the last call's answer."""
     for o in outputs:
-        o.fill_(float("nan") if o.dtype.is_floating_point else 0x5A)
+        if is_packed_fp4(o.dtype):
+            o.view(torch.uint8).fill_(0x5A)
+        else:
+            o.fill_(float("nan") if o.dtype.is_floating_point else 0x5A)
 
 
 def allocate_outputs(definition: Definition, workload: Workload, device: torch.device) -> dict[str, torch.Tensor]:
@@ -132,6 +191,9 @@ def allocate_outputs(definition: Definition, workload: Workload, device: torch.d
     for name, spec in definition.outputs.items():
         dtype = to_torch(workload.dtypes[name])
         shape = workload.shape_of(spec) or ()
+        if is_packed_fp4(dtype):
+            out[name] = torch.full(shape, 0x5A, dtype=torch.uint8, device=device).view(dtype)
+            continue
         fill = float("nan") if dtype.is_floating_point else 0x5A
         out[name] = torch.full(shape, fill, dtype=dtype, device=device)
     return out

@@ -51,7 +51,8 @@ MAX_KEPT = 4          # timed samples whose outputs the parent re-checks (TimeCh
 SMALL_FRAME = 4 << 20  # bytes of a reply that carries no tensors; one that does may add twice their declared size
 
 # What a worker may say went wrong: errors of the code it ran, and what its own checks saw.
-FAILURE_STATUSES = frozenset({Status.COMPILE_ERROR, Status.RUNTIME_ERROR, Status.OUT_OF_MEMORY, Status.TAMPERED})
+FAILURE_STATUSES = frozenset({Status.COMPILE_ERROR, Status.RUNTIME_ERROR, Status.OUT_OF_MEMORY, Status.TAMPERED,
+                              Status.UNSUPPORTED})
 REJECTION_STATUSES = frozenset({Status.TAMPERED, Status.INPUT_MUTATED, Status.INVALID_OUTPUT})
 WORKER_STATUSES = FAILURE_STATUSES | REJECTION_STATUSES
 

@@ -297,6 +297,9 @@ HANDLERS: dict[type[Command], Callable[[WorkerState, Any], Reply]] = {
 
 def classify(exc: BaseException, device: Any) -> Status:
     from harness.execute.solutions import BuildError
+    from harness.execute.solutions.common import Unsupported
+    if isinstance(exc, Unsupported):
+        return Status.UNSUPPORTED
     if isinstance(exc, BuildError) or type(exc).__name__ in ("CompilationError", "CompileTimeAssertionFailure"):
         return Status.COMPILE_ERROR
     if device is not None and device.memory_error(exc):

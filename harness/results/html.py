@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from harness.results.render import HEADERS, fmt_time, group_by_workload, row
 from harness.results.report import Report
-from harness.results.trace import Status, Trace
+from harness.results.trace import NOT_RUN, Status, Trace
 from harness.spec.text import clean
 
 CSS = """
@@ -72,7 +72,7 @@ def _table(traces: Sequence[Trace]) -> str:
     head = "".join(f"<th>{_h(h)}</th>" for h in HEADERS)
     body = []
     for t in traces:
-        cls = str(t.status) if t.status in (Status.PASSED, Status.SKIPPED) else "fail"
+        cls = str(t.status) if t.status in (Status.PASSED, Status.SKIPPED) else "SKIPPED" if t.status in NOT_RUN else "fail"
         cells = "".join(f'<td class="{"num" if h in NUMERIC else "status" if h == "status" else ""}">{_h(c)}</td>'
                         for h, c in zip(HEADERS, row(t)))
         body.append(f'<tr class="{cls}" data-solution="{_h(t.solution)}" data-workload="{_h(t.workload)}">{cells}</tr>')

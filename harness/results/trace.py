@@ -25,9 +25,15 @@ class Status(str, Enum):
     HIDDEN_WORK = "HIDDEN_WORK"          # work outside the timed stream (side streams, host threads)
     SKIPPED = "SKIPPED"                  # not for this device: not a failure
     INVALID_REFERENCE = "INVALID_REFERENCE"  # the manifest's reference raised, hung or broke its declared outputs
+    UNSUPPORTED = "UNSUPPORTED"          # this machine lacks the solution's toolchain (cutlass headers, cudnn...)
 
     def __str__(self) -> str:
         return self.value
+
+
+NOT_RUN = frozenset({Status.SKIPPED, Status.UNSUPPORTED})  # rows this machine could not run: not the solution's fault
+# SOL-ExecBench's REWARD_HACK: what opbench names more precisely (an expected_status may say REWARD_HACK)
+REWARD_HACK = frozenset({Status.TAMPERED, Status.HIDDEN_WORK, Status.INPUT_MUTATED, Status.INVALID_OUTPUT})
 
 
 @dataclass
@@ -83,7 +89,10 @@ class Trace:
 
     @property
     def as_expected(self) -> bool:
-        return self.status == Status.SKIPPED or str(self.status) == self.expected_status
+        """SKIPPED (not for this device) and UNSUPPORTED (no toolchain here) say nothing of the solution."""
+        if self.expected_status == "REWARD_HACK":
+            return self.status in NOT_RUN or self.status in REWARD_HACK
+        return self.status in NOT_RUN or str(self.status) == self.expected_status
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

@@ -44,6 +44,7 @@ class RunRequest:
     mode: str | None = None           # bench modules: how cases are timed
     seed: int | None = None           # private run seed; drawn at random when None
     owner: tuple[int, int] | None = None  # uid, gid the output files are handed to (the container runs as root)
+    problem: Any = None               # upstream files named one by one (`spec.flashinfer.Problem`), else None
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,9 @@ def hand_over(out: Path, owner: tuple[int, int]) -> None:
 
 
 def _run(request: RunRequest, progress: RunProgress) -> tuple[Report, str, str, str | None]:
-    manifests = prepare(request.target, dict(request.overrides), request.solutions, request.workloads)
+    manifests = prepare(request.target, dict(request.overrides), request.solutions, request.workloads, request.problem)
+    if request.problem is not None and request.devices:
+        raise InputError("--devices takes a manifest or a problem directory, not files named one by one")
     kind = resolve_device(request.device)
     devices = parse_devices(request.devices, kind) if request.devices else None
     units = units_of(manifests)

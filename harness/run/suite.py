@@ -6,29 +6,41 @@ becomes failed traces plus a `failures` entry, and the suite goes on with the ne
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
+from harness.errors import InputError
 from harness.results.merge import merge
 from harness.results.report import Failure, ProblemPlan, Report, SuitePlan
 from harness.results.trace import Status, Trace
 from harness.results.interrupt import Interrupted, stopped
 from harness.run.progress import RunProgress, runner_callback
 from harness.run.runner import ReferenceLoadError, RunError, RunOptions, Runner
-from harness.spec.manifest import load_suite, with_bench_overrides
+from harness.spec.manifest import load_manifest, load_suite, with_bench_overrides
 from harness.spec.model import Manifest
 from harness.spec.schema import display
 from harness.spec.shard import Unit, restrict
 
 
 def prepare(path: Path, overrides: dict[str, Any], solutions: Sequence[str] | None = None,
-            workloads: Sequence[str] | None = None) -> list[Manifest]:
+            workloads: Sequence[str] | None = None, problem: Any = None) -> list[Manifest]:
     """The suite as this run sees it: command-line timing overrides applied, `--solution` and
     `--workload` filters applied (a problem with nothing left keeps its place, empty, so problem
-    indices agree between the parent, its children and every shard)."""
+    indices agree between the parent, its children and every shard). A name that matches nothing
+    is bad input (a typo must not run nothing and say ok). `problem`: upstream files named one by
+    one (`flashinfer.Problem`)."""
+    loaded = [load_manifest(path, problem)] if problem is not None else load_suite(path)
+    for flag, wanted, have in (("--solution", solutions, {s.name for m in loaded for s in m.solutions}),
+                               ("--workload", workloads, {w.id for m in loaded for w in m.workloads})):
+        unknown = sorted(set(wanted or ()) - have)
+        if unknown:
+            near = {u: difflib.get_close_matches(u, sorted(have), n=1) for u in unknown}
+            said = ", ".join(f"{u!r}" + (f" (did you mean {near[u][0]!r}?)" if near[u] else "") for u in unknown)
+            raise InputError(f"{flag} {said} matches nothing in {display(path)}; it has: {', '.join(sorted(have))[:1000]}")
     out = []
-    for m in load_suite(path):
+    for m in loaded:
         m = with_bench_overrides(m, overrides)
         out.append(replace(m, solutions=tuple(s for s in m.solutions if not solutions or s.name in solutions),
                            workloads=tuple(w for w in m.workloads if not workloads or w.id in workloads)))

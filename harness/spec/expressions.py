@@ -1,4 +1,5 @@
-"""Safe arithmetic over axis names, for the `flops` and `bytes` throughput formulas.
+"""Safe arithmetic over axis names: the `flops` and `bytes` throughput formulas, `expr` axes
+(`axis_value`) and the definition's `constraints` (`holds`: comparisons joined by `and`/`or`).
 
 Only numbers, axis names, + - * / // % ** and parentheses are allowed: a manifest is data, and
 must never be a way to run code in the harness, nor to make it hang or crash. So a formula is
@@ -25,8 +26,13 @@ class ExpressionError(ValueError):
     """The formula is not allowed, or its value for these axes is not a usable count."""
 
 
-def parse(expression: str, allowed: set[str]) -> ast.Expression:
-    """The formula's AST once its size, syntax and names are acceptable; raises ExpressionError."""
+_COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+            ast.Gt: operator.gt, ast.GtE: operator.ge}
+
+
+def parse(expression: str, allowed: set[str], relation: bool = False) -> ast.Expression:
+    """The formula's AST once its size, syntax and names are acceptable; raises ExpressionError.
+    With `relation`, comparisons and `and`/`or` are allowed too (a constraint)."""
     if not isinstance(expression, str):
         raise ExpressionError(f"expected a string formula, got {type(expression).__name__}")
     if len(expression) > MAX_LENGTH:
@@ -52,6 +58,9 @@ def parse(expression: str, allowed: set[str]) -> ast.Expression:
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
             continue
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            continue
+        if relation and (isinstance(node, (ast.boolop, ast.cmpop)) or isinstance(node, ast.BoolOp)
+                         or (isinstance(node, ast.Compare) and all(type(op) in _COMPARE for op in node.ops))):
             continue
         raise ExpressionError(f"unsupported syntax {ast.dump(node)[:40]}; only numbers, axis names, "
                               "+ - * / // % ** and parentheses are allowed")
@@ -82,6 +91,15 @@ def _check_exponent(value: float) -> None:
 def _eval(node: ast.AST, names: dict[str, float]) -> float:
     if isinstance(node, ast.Expression):
         return _eval(node.body, names)
+    if isinstance(node, ast.BoolOp):
+        values = [_eval(v, names) for v in node.values]
+        return float(all(values) if isinstance(node.op, ast.And) else any(values))
+    if isinstance(node, ast.Compare):
+        left, ok = _eval(node.left, names), True
+        for op, comparator in zip(node.ops, node.comparators):
+            right = _eval(comparator, names)
+            ok, left = ok and _COMPARE[type(op)](left, right), right
+        return float(ok)
     if isinstance(node, ast.Constant):
         return _number(node.value, f"constant {node.value!r}")
     if isinstance(node, ast.Name):
@@ -114,6 +132,29 @@ def evaluate(expression: str, names: dict[str, float]) -> float:
     if value < 0:
         raise ExpressionError(f"value is negative ({value:g}); a count of flops or bytes must be >= 0")
     return value
+
+
+def axis_value(expression: str, names: dict[str, float]) -> int:
+    """An `expr` axis's size for these axis values: an integer >= 0, else ExpressionError."""
+    value = evaluate(expression, names)
+    if value != int(value):
+        raise ExpressionError(f"value {value:g} is not a whole number; an axis is a size")
+    return int(value)
+
+
+def holds(constraint: str, names: dict[str, float]) -> bool:
+    """Whether the constraint (arithmetic compared with == != < <= > >=, joined by and/or) is true."""
+    tree = parse(constraint, set(names), relation=True)
+    return bool(_eval(tree, {name: _number(value, f"axis {name}") for name, value in names.items()}))
+
+
+def check_constraint(constraint: str, allowed: set[str]) -> str | None:
+    """None when the constraint is well formed over `allowed`, else what is wrong with it."""
+    try:
+        parse(constraint, allowed, relation=True)
+    except ExpressionError as exc:
+        return f"expected a comparison of arithmetic expressions over axis names: {exc}"
+    return None
 
 
 def check_expression(expression: str, allowed: set[str]) -> str | None:

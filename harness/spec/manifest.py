@@ -13,7 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from harness.spec.expressions import ExpressionError, check_expression, evaluate
+from harness.spec.expressions import (ExpressionError, axis_value, check_constraint, check_expression, evaluate,
+                                     holds)
 from harness.spec.files import MAX_DEPTH, MAX_NODES, read_structured, read_text
 from harness.spec.knobs import apply_overrides, knob_overrides
 from harness.spec.model import (Axis, BenchConfig, Definition, Generator, Manifest, Reference, Solution,
@@ -134,6 +135,43 @@ def _base_dir(loc: Locator, path: tuple[PathPart, ...]) -> Path:
     return Path(loc(path)).resolve().parent
 
 
+def resolve_axes(axes: dict[str, Any], given: dict[str, int]) -> dict[str, int]:
+    """Every axis's size on a workload: const values, the workload's own, then each expr axis in
+    declaration order (it may use any const or var axis and the expr axes before it); raises
+    ExpressionError naming the expr axis that does not give a size."""
+    values = {n: a["value"] for n, a in axes.items() if a["type"] == "const"}
+    values.update((n, v) for n, v in given.items() if n in axes and axes[n]["type"] != "expr")
+    for name, a in axes.items():
+        if a["type"] == "expr":
+            try:
+                values[name] = axis_value(a["expression"], values)
+            except ExpressionError as exc:
+                raise ExpressionError(f"expr axis {name!r} = {a['expression']!r}: {exc}") from None
+    return values
+
+
+def _about_tensors(constraint: str, axes: set[str], inputs: set[str]) -> bool:
+    """Whether a constraint that is not axis arithmetic is well-formed Python over axes and inputs
+    (upstream constraints may read tensor values, which no load-time check can)."""
+    import ast
+    try:
+        tree = ast.parse(constraint, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    return bool(names & inputs) and names <= axes | inputs
+
+
+def _reference_functions(source: str) -> set[str] | None:
+    """Names of the top-level functions of a reference's source, or None when it does not parse."""
+    import ast
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
 def _cross_check(doc: dict[str, Any], loc: Locator) -> list[FieldError]:
     """Checks JSON Schema cannot express: names that must agree between sections, files that must exist."""
     errs: list[FieldError] = []
@@ -151,6 +189,21 @@ def _cross_check(doc: dict[str, Any], loc: Locator) -> list[FieldError]:
                     err(("definition", section, name, "shape", i), f"unknown axis {dim!r}; declared axes: {sorted(axes)}")
     for name in set(d["inputs"]) & set(d["outputs"]):
         err(("definition", "outputs", name), f"{name!r} is declared both as input and output")
+    before: set[str] = {n for n, a in axes.items() if a["type"] != "expr"}
+    for name, a in axes.items():
+        if a["type"] == "expr":
+            problem = check_expression(a["expression"], before)
+            if problem:
+                err(("definition", "axes", name, "expression"), problem + " (const and var axes, and expr axes declared above)")
+            before.add(name)
+    constraints: list[str] = []
+    for i, constraint in enumerate(d.get("constraints", [])):
+        problem = check_constraint(constraint, set(axes))
+        if problem is None:
+            constraints.append(constraint)
+        elif not _about_tensors(constraint, set(axes), set(d["inputs"])):
+            err(("definition", "constraints", i), problem)
+        # else it reads input values (kv_indptr[-1].item()): not decidable from the axes, so not checked
     formulas: dict[str, str] = {}  # well-formed ones, evaluated on every workload below
     for key in ("flops", "bytes"):
         if key in d:
@@ -160,15 +213,22 @@ def _cross_check(doc: dict[str, Any], loc: Locator) -> list[FieldError]:
             else:
                 formulas[key] = d[key]
     ref = d["reference"]
+    ref_source: str | None = ref if isinstance(ref, str) else ref.get("source")
     if isinstance(ref, dict) and "file" in ref:
         ref_file = _base_dir(loc, ("definition", "reference")) / ref["file"]
         if not ref_file.is_file():
             err(("definition", "reference", "file"), f"reference file {ref['file']!r} does not exist")
         else:
             try:
-                read_text(ref_file)
+                ref_source = read_text(ref_file)
             except ManifestError as exc:
                 errs.extend(FieldError(e.file, ("definition", "reference", "file"), e.message) for e in exc.errors)
+    custom = d.get("custom_inputs_entrypoint")
+    if custom is not None and ref_source is not None:
+        functions = _reference_functions(ref_source)
+        if functions is not None and custom not in functions:
+            err(("definition", "custom_inputs_entrypoint"), f"the reference defines no top-level function {custom!r} "
+                f"(it defines {sorted(functions)})")
 
     var_axes = {n for n, a in axes.items() if a["type"] == "var"}
     seen_ids: dict[str, int] = {}
@@ -182,9 +242,14 @@ def _cross_check(doc: dict[str, Any], loc: Locator) -> list[FieldError]:
                 err(wp + ("axes", name), f"unknown axis {name!r}; declared axes: {sorted(axes)}")
             elif axes[name]["type"] == "const" and value != axes[name]["value"]:
                 err(wp + ("axes", name), f"const axis {name!r} is {axes[name]['value']}, got {value}")
+            elif axes[name]["type"] == "expr":
+                err(wp + ("axes", name), f"axis {name!r} is computed ({axes[name]['expression']}); a workload cannot set it")
         for name in w.get("inputs", {}):
             if name not in d["inputs"]:
                 err(wp + ("inputs", name), f"unknown input {name!r}; declared inputs: {sorted(d['inputs'])}")
+            elif w["inputs"][name]["type"] == "custom" and custom is None:
+                err(wp + ("inputs", name, "type"), "a 'custom' input needs definition.custom_inputs_entrypoint, "
+                    "the reference's function that makes it")
             elif d["inputs"][name].get("shape", []) is None and w["inputs"][name]["type"] != "scalar":
                 err(wp + ("inputs", name, "type"), f"input {name!r} is a scalar: expected type 'scalar'")
         for name in d["inputs"]:
@@ -193,14 +258,23 @@ def _cross_check(doc: dict[str, Any], loc: Locator) -> list[FieldError]:
         for name in w.get("dtypes", {}):
             if name not in tensors:
                 err(wp + ("dtypes", name), f"unknown tensor {name!r}; declared: {sorted(tensors)}")
-        values = {n: a["value"] for n, a in axes.items() if a["type"] == "const"}
-        values.update((n, v) for n, v in given.items() if n in axes)
-        if set(values) == set(axes):  # else a missing axis is reported above
-            for field, formula in formulas.items():
+        if not var_axes - set(given):  # else a missing axis is reported above
+            try:
+                values = resolve_axes(axes, given)
+            except ExpressionError as exc:
+                err(wp + ("axes",), str(exc))
+                values = {}
+            for field, formula in formulas.items() if values else ():
                 try:
                     evaluate(formula, values)
                 except ExpressionError as exc:
                     err(wp, f"definition.{field} = {formula!r} at {_axes_text(values)}: {exc}")
+            for constraint in constraints if values else ():
+                try:
+                    if not holds(constraint, values):
+                        err(wp + ("axes",), f"constraint {constraint!r} does not hold at {_axes_text(values)}")
+                except ExpressionError as exc:
+                    err(wp + ("axes",), f"constraint {constraint!r} at {_axes_text(values)}: {exc}")
         wid = str(w.get("id", i))
         if wid in seen_ids:
             err(wp + ("id",), f"duplicate workload id {wid!r} (also workloads[{seen_ids[wid]}])")
@@ -255,14 +329,14 @@ def _build(doc: dict[str, Any], loc: Locator, path: Path) -> Manifest:
 
     definition = Definition(
         name=d["name"], description=d.get("description", ""),
-        axes={n: Axis(n, a["type"], a.get("value")) for n, a in d["axes"].items()},
+        axes={n: Axis(n, a["type"], a.get("value"), a.get("expression")) for n, a in d["axes"].items()},
         inputs=specs("inputs"), outputs=specs("outputs"), reference=reference,
-        flops=d.get("flops"), bytes=d.get("bytes"))
+        flops=d.get("flops"), bytes=d.get("bytes"), constraints=tuple(d.get("constraints", ())),
+        custom_inputs=d.get("custom_inputs_entrypoint"))
 
     workloads = []
     for i, w in enumerate(doc["workloads"]):
-        axes = {n: a.value for n, a in definition.axes.items() if a.kind == "const"}
-        axes.update(w["axes"])
+        axes = resolve_axes(d["axes"], w["axes"])
         dtypes = {n: s.dtype for n, s in {**definition.inputs, **definition.outputs}.items()}
         dtypes.update(w.get("dtypes", {}))
         seed = int(w.get("seed", i))
@@ -276,7 +350,9 @@ def _build(doc: dict[str, Any], loc: Locator, path: Path) -> Manifest:
         out_dtypes = [dtypes[n] for n in definition.outputs]
         atol, rtol = max((DEFAULT_TOLERANCE.get(t, (0.0, 0.0)) for t in out_dtypes), key=lambda p: p[0])
         tol = w.get("tolerance", {})
-        tolerance = Tolerance(float(tol.get("atol", atol)), float(tol.get("rtol", rtol)), float(tol.get("max_mismatch", 0.0)))
+        cap = tol.get("max_error_cap")
+        tolerance = Tolerance(float(tol.get("atol", atol)), float(tol.get("rtol", rtol)), float(tol.get("max_mismatch", 0.0)),
+                              None if cap is None else float(cap))
         wid = str(w.get("id") or "_".join(f"{k}={v}" for k, v in w["axes"].items()) or f"w{i}")
         workloads.append(Workload(wid, axes, dtypes, gens, tolerance, seed))
 
@@ -284,8 +360,7 @@ def _build(doc: dict[str, Any], loc: Locator, path: Path) -> Manifest:
     for i, s in enumerate(doc["solutions"]):
         base = _base_dir(loc, ("solutions", i))
         file, symbol = s["entry_point"].split("::")
-        default_devices = {"pytorch": ("cpu", "cuda", "npu"), "triton": ("cuda",), "cuda_cpp": ("cuda",),
-                           "tilelang": ("cuda",)}[s["language"]]
+        default_devices = ("cpu", "cuda", "npu") if s["language"] == "pytorch" else ("cuda",)
         solutions.append(Solution(
             name=s["name"], language=s["language"], entry_file=(base / file).resolve(), entry_symbol=symbol,
             sources=tuple((base / src).resolve() for src in s.get("sources", [])),
@@ -298,14 +373,22 @@ def _build(doc: dict[str, Any], loc: Locator, path: Path) -> Manifest:
     return Manifest(path=path, definition=definition, workloads=tuple(workloads), solutions=tuple(solutions), bench=bench)
 
 
-def load_manifest(path: str | Path) -> Manifest:
-    """Load, validate and cross-check; raises ManifestError listing every problem found."""
+def load_manifest(path: str | Path, problem: Any = None) -> Manifest:
+    """Load, validate and cross-check; raises ManifestError listing every problem found. With
+    `problem` (a `flashinfer.Problem`: upstream files named one by one) those files are read."""
     path = Path(path)
-    doc, loc = load_document(path)
-    errors = validate(doc, "manifest", loc)
-    if errors:
-        raise ManifestError(errors)
-    errors = _cross_check(doc, loc)
+    first: list[FieldError] = []  # what an upstream problem's import could not translate
+    if problem is not None or path.is_dir():
+        from harness.spec.flashinfer import Problem, import_problem
+        doc, loc, first = import_problem(problem if problem is not None else Problem(folder=path))
+    else:
+        doc, loc = load_document(path)
+    schema = validate(doc, "manifest", loc)
+    try:  # cross-checks on a document the schema refused still say what they can (all problems at once)
+        cross = _cross_check(doc, loc)
+    except Exception:  # noqa: BLE001
+        cross = []  # the schema's errors are why: a part the cross-checks need is missing or malformed
+    errors = first + schema + [e for e in cross if e not in schema]
     if errors:
         raise ManifestError(errors)
     return _build(doc, loc, path)
@@ -339,7 +422,25 @@ def has_top_level_key(path: str | Path, key: str) -> bool:
 
 
 def is_suite(path: str | Path) -> bool:
-    return has_top_level_key(path, "problems")
+    """A suite file (`problems:`) or a FlashInfer-Bench TraceSet root (many problems)."""
+    from harness.spec.flashinfer import is_traceset
+    return has_top_level_key(path, "problems") or is_traceset(Path(path))
+
+
+def _load_all(problems: list[tuple[Path, Any]], where: str) -> list[Manifest]:
+    """Every problem loaded, every problem of every one reported at once."""
+    errors: list[FieldError] = []
+    manifests = []
+    for path, problem in problems:
+        try:
+            manifests.append(load_manifest(path, problem))
+        except ManifestError as exc:
+            errors.extend(exc.errors)
+    if not problems:
+        errors.append(FieldError(where, (), "the TraceSet has no definitions (definitions/**/*.json)"))
+    if errors:
+        raise ManifestError(errors)
+    return manifests
 
 
 def load_suite(path: str | Path) -> list[Manifest]:
@@ -347,6 +448,9 @@ def load_suite(path: str | Path) -> list[Manifest]:
     the workloads/solutions its entry names; a plain manifest is a suite of one. Every problem of
     every manifest is reported at once."""
     path = Path(path)
+    from harness.spec.flashinfer import is_traceset, traceset_problems
+    if is_traceset(path):
+        return _load_all([(path, p) for p in traceset_problems(path)], display(path))
     if not is_suite(path):
         return [load_manifest(path)]
     where = display(path)

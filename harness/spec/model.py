@@ -13,8 +13,9 @@ from typing import Any
 @dataclass(frozen=True)
 class Axis:
     name: str
-    kind: str  # "const" | "var"
+    kind: str  # "const" | "var" | "expr"
     value: int | None = None
+    expression: str | None = None  # expr axes: over const, var and earlier expr axes (`resolve_axes`)
 
 
 @dataclass(frozen=True)
@@ -43,13 +44,15 @@ class Definition:
     reference: Reference
     flops: str | None = None
     bytes: str | None = None
+    constraints: tuple[str, ...] = ()  # relations between axes every workload satisfies (checked on load)
+    custom_inputs: str | None = None  # the reference's function that makes inputs of type "custom"
 
 
 @dataclass(frozen=True)
 class Generator:
     """How one input of one workload is made; all randomness flows from `seed` mixed with the run seed."""
 
-    type: str  # random | randint | scalar | zeros | ones | safetensors
+    type: str  # random | randint | scalar | zeros | ones | safetensors | custom
     params: dict[str, Any] = field(default_factory=dict)
 
 
@@ -58,6 +61,7 @@ class Tolerance:
     atol: float
     rtol: float
     max_mismatch: float = 0.0
+    max_error_cap: float | None = None  # no element may be further off than this, even within max_mismatch
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,8 @@ def make_dir(root: Path) -> Path:
     (root / "solutions").mkdir()
     (root / "solutions" / "py.json").write_text(json.dumps({
         "name": "rmsnorm_py", "definition": "rmsnorm_h128", "author": "test",
-        "spec": {"language": "Python", "target_hardware": ["cpu"], "entry_point": "main.py::run", "dependencies": []},
+        "spec": {"language": "Python", "target_hardware": ["cpu"], "entry_point": "main.py::run", "dependencies": [],
+                 "destination_passing_style": False},
         "sources": [{"path": "main.py", "content": MAIN}]}))
     return root
 

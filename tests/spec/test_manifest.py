@@ -90,6 +90,16 @@ def test_all_errors_reported_at_once(write_manifest) -> None:
     assert {("definition", "inputs", "x", "dtype"), ("solutions", 0, "language"), ("workloads", 0, "axes", "n")} <= paths
 
 
+def test_schema_errors_do_not_hide_cross_check_errors(write_manifest) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        d["definition"]["inputs"]["x"]["dtype"] = "bf17"            # the schema's
+        d["definition"]["inputs"]["w"]["shape"] = ["m"]             # a cross-check's: no axis m
+    with pytest.raises(ManifestError) as info:
+        load_manifest(write_manifest(mutate(edit)))
+    paths = {e.path for e in info.value.errors}
+    assert {("definition", "inputs", "x", "dtype"), ("definition", "inputs", "w", "shape", 0)} <= paths
+
+
 def test_error_in_included_file_names_that_file(tmp_path: Path) -> None:
     (tmp_path / "sols").mkdir()
     (tmp_path / "sols" / "a.yaml").write_text(yaml.safe_dump({"name": "a", "language": "cobol", "entry_point": "x.py::run"}))

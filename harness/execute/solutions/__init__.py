@@ -1,6 +1,7 @@
-"""Turn a Solution into a callable for one device; one module per language says how it is built.
+"""Turn a Solution into a callable for one device; one module per language family says how it is built.
 
-Build errors are raised as `BuildError` so the worker reports COMPILE_ERROR with the compiler's words.
+Build errors are raised as `BuildError` so the worker reports COMPILE_ERROR with the compiler's words;
+a machine without the language's toolchain raises `Unsupported` (UNSUPPORTED, with what to install).
 """
 from __future__ import annotations
 
@@ -8,23 +9,33 @@ from typing import Any, Callable
 
 from harness.measure.devices import Device
 from harness.spec.model import Solution
-from harness.execute.solutions.common import BuildError
+from harness.execute.solutions.common import BuildError, Unsupported, require
 
-LANGUAGES = ("pytorch", "triton", "cuda_cpp", "tilelang")
+CPP_LANGUAGES = ("cuda_cpp", "cutlass", "cudnn", "cublas")  # C++/CUDA with a library's headers and link flags
+# Python modules that drive a CUDA DSL or library: imported like a pytorch solution once the package is here.
+PYTHON_DSLS = {"cute_dsl": ("cutlass", "nvidia-cutlass-dsl"), "cutile": ("cuda.tile", "cuda-tile"),
+               "cudnn_frontend": ("cudnn", "nvidia-cudnn-frontend")}
+LANGUAGES = ("pytorch", "triton", "tilelang", *CPP_LANGUAGES, *PYTHON_DSLS)
 
 
 def build_solution(solution: Solution, device: Device) -> Callable[..., Any]:
-    if solution.language == "pytorch":
-        from harness.execute.solutions.pytorch import build
-    elif solution.language == "triton":
-        from harness.execute.solutions.triton import build
-    elif solution.language == "cuda_cpp":
+    language = solution.language
+    if language in CPP_LANGUAGES:
         from harness.execute.solutions.cuda_cpp import build
-    elif solution.language == "tilelang":
+    elif language == "pytorch":
+        from harness.execute.solutions.pytorch import build
+    elif language == "triton":
+        from harness.execute.solutions.triton import build
+    elif language == "tilelang":
         from harness.execute.solutions.tilelang import build
+    elif language in PYTHON_DSLS:
+        require(PYTHON_DSLS[language][0], language, PYTHON_DSLS[language][1])
+        if device.kind != "cuda":
+            raise BuildError(f"{language} solutions need a CUDA device, not {device.kind}")
+        from harness.execute.solutions.pytorch import build
     else:
-        raise BuildError(f"unknown language {solution.language!r}; expected one of {LANGUAGES}")
+        raise BuildError(f"unknown language {language!r}; expected one of {LANGUAGES}")
     return build(solution, device)
 
 
-__all__ = ["BuildError", "LANGUAGES", "build_solution"]
+__all__ = ["BuildError", "LANGUAGES", "Unsupported", "build_solution"]

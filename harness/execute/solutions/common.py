@@ -14,6 +14,11 @@ class BuildError(Exception):
     """The solution could not be built or loaded: reported as COMPILE_ERROR."""
 
 
+class Unsupported(BuildError):
+    """This machine lacks what the solution's language needs (a package, headers, a library):
+    reported as UNSUPPORTED with what to install, never as the solution's COMPILE_ERROR."""
+
+
 def load_module(file: Path, label: str) -> ModuleType:
     """Import `file` under a unique name, with its folder importable so sibling modules resolve."""
     name = f"opbench_{label}_{hashlib.sha1(str(file).encode()).hexdigest()[:10]}"
@@ -39,6 +44,11 @@ def entry(module: ModuleType, symbol: str, where: str) -> Callable[..., Any]:
     return fn
 
 
-def require(module: str, language: str) -> None:
-    if importlib.util.find_spec(module) is None:
-        raise BuildError(f"{language} solutions need the '{module}' package, which is not installed here")
+def require(module: str, language: str, install: str | None = None) -> None:
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package of a dotted name is missing
+        found = False
+    if not found:
+        raise Unsupported(f"{language} solutions need the '{module}' package, which is not installed here"
+                          + (f" (pip install {install})" if install else ""))

@@ -1,27 +1,40 @@
-"""CUDA C++ solutions, built with torch.utils.cpp_extension (nvcc + ninja) into a Python module.
+"""C++/CUDA solutions (cuda_cpp, and cutlass, cudnn, cublas, which are C++/CUDA with a library's
+headers and link flags), built with nvcc + ninja into a module, as SOL-ExecBench's build does.
 
-The entry point is `file.cu::symbol`: the sources define a PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)
-that exports `symbol`. The build directory is keyed on the sources' content, so an unchanged
-solution is not rebuilt.
+- `binding: torch` (the default): `torch.utils.cpp_extension.load`; the sources define
+  PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) exporting the entry symbol.
+- `binding: tvm-ffi`: `tvm_ffi.cpp.load` (apache-tvm-ffi); the sources export the entry symbol with
+  TVM_FFI_DLL_EXPORT_TYPED_FUNC and take DLPack tensors (torch tensors convert by themselves).
+
+Only .cu/.cpp/.cc/.cxx/.c files are compiled; headers (.h, .hpp, .cuh) are found through the
+solution's folder, which is an include path. The build directory is keyed on the sources' content
+and flags, so an unchanged solution is not rebuilt. A missing toolchain (nvcc, ninja, CUTLASS
+headers, cuDNN, apache-tvm-ffi) is UNSUPPORTED with what to install; a failed build is
+COMPILE_ERROR with the compiler's words and a hint for the common causes.
 """
 from __future__ import annotations
 
 import hashlib
 import io
 import os
+import shutil
 import tempfile
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any, Callable
 
+from harness.execute.solutions.common import BuildError, Unsupported, entry, require
 from harness.measure.devices import Device
 from harness.spec.model import Solution
-from harness.execute.solutions.common import BuildError, entry, require
+
+COMPILED = (".cu", ".cpp", ".cc", ".cxx", ".c")
+CUDA_SUFFIX = ".cu"
 
 
 def _build_dir(name: str, files: list[Path], flags: list[str]) -> Path:
     h = hashlib.sha256()
     for f in files:
+        h.update(f.name.encode())
         h.update(f.read_bytes())
     h.update(" ".join(flags).encode())
     root = Path(os.environ.get("OPBENCH_BUILD_DIR", Path(tempfile.gettempdir()) / "opbench-build"))
@@ -30,24 +43,103 @@ def _build_dir(name: str, files: list[Path], flags: list[str]) -> Path:
     return path
 
 
+def cutlass_includes(env: dict[str, str] | None = None) -> list[Path]:
+    """CUTLASS's header folders: $CUTLASS_DIR (as SOL-ExecBench reads it, default /usr/local/cutlass),
+    else the nvidia-cutlass wheel's copy (cutlass_library/source)."""
+    env = dict(os.environ) if env is None else env
+    roots = [Path(env.get("CUTLASS_DIR", "/usr/local/cutlass"))]
+    try:
+        import cutlass_library  # type: ignore[import-not-found]
+        roots.append(Path(cutlass_library.__file__).parent / "source")
+    except ImportError:
+        pass
+    for root in roots:
+        if (root / "include" / "cutlass" / "cutlass.h").is_file():
+            return [root / "include", root / "tools" / "util" / "include"]
+    raise Unsupported("cutlass solutions need the CUTLASS headers: set CUTLASS_DIR to a CUTLASS checkout "
+                      f"(looked in {roots[0]}) or pip install nvidia-cutlass")
+
+
+def _library(package: str, language: str, lib: str, install: str) -> tuple[list[Path], list[str]]:
+    """Include and link flags of a library shipped as an NVIDIA wheel (nvidia.cudnn...), or none
+    when it is in the CUDA toolkit's own folders."""
+    try:
+        module = __import__(package, fromlist=["_"])
+        base = Path(list(module.__path__)[0])
+        return [base / "include"], [f"-L{base / 'lib'}", f"-Wl,-rpath,{base / 'lib'}", f"-l{lib}"]
+    except ImportError:
+        cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+        if any(Path(d, f"lib{lib}.so").exists() for d in (f"{cuda_home}/lib64", "/usr/lib/x86_64-linux-gnu")):
+            return [], [f"-l{lib}"]
+        raise Unsupported(f"{language} solutions need lib{lib}: pip install {install}, or install it with the CUDA toolkit")
+
+
+def toolchain(language: str) -> tuple[list[Path], list[str]]:
+    """Extra include paths and link flags a C++ language needs beyond cuda_cpp."""
+    if language == "cutlass":
+        return cutlass_includes(), []
+    if language == "cudnn":
+        return _library("nvidia.cudnn", "cudnn", "cudnn", "nvidia-cudnn-cu12")
+    if language == "cublas":
+        return _library("nvidia.cublas", "cublas", "cublas", "nvidia-cublas-cu12")
+    return [], []
+
+
+def hint(log: str) -> str:
+    """What usually causes this build failure (SOL-ExecBench's troubleshooting list), or ''."""
+    text = log.lower()
+    if "__global__" in log and ".cpp" in log and ("error" in text) and "identifier" in text:
+        return "hint: CUDA code (__global__, <<<...>>>) in a .cpp file is compiled by the host compiler; put it in a .cu file"
+    if "no kernel image is available" in text or "unsupported gpu architecture" in text:
+        return "hint: the -gencode/-arch flags do not match this GPU; leave them out to build for it"
+    if "pyinit_" in text or "dynamic module does not define module export function" in text:
+        return "hint: PYBIND11_MODULE must use TORCH_EXTENSION_NAME as the module name"
+    if "cutlass/" in text and "no such file" in text:
+        return "hint: CUTLASS headers not found: set CUTLASS_DIR or pip install nvidia-cutlass"
+    if "cudnn" in text and ("undefined reference" in text or "undefined symbol" in text or "cannot find -lcudnn" in text):
+        return "hint: link cuDNN: compile_options.ld_flags ['-lcudnn'] (and the cudnn wheel or toolkit)"
+    if "cuda_home" in text or "nvcc" in text and "not found" in text:
+        return "hint: nvcc not found: set CUDA_HOME to the CUDA toolkit"
+    return ""
+
+
 def build(solution: Solution, device: Device) -> Callable[..., Any]:
     if device.kind != "cuda":
-        raise BuildError(f"cuda_cpp solutions need a CUDA device, not {device.kind}")
-    require("ninja", "cuda_cpp")
-    from torch.utils.cpp_extension import load
+        raise BuildError(f"{solution.language} solutions need a CUDA device, not {device.kind}")
+    require("ninja", solution.language, "ninja")
+    if shutil.which("nvcc") is None and not Path(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc").exists():
+        raise Unsupported(f"{solution.language} solutions need nvcc (the CUDA toolkit): set CUDA_HOME or put nvcc on PATH")
+    binding = solution.build.get("binding", "torch")
+    if binding == "tvm-ffi":
+        require("tvm_ffi", solution.language, "apache-tvm-ffi")
+    includes, ldflags = toolchain(solution.language)
 
-    files = [solution.entry_file] + [s for s in solution.sources if s != solution.entry_file]
+    every = [solution.entry_file] + [s for s in solution.sources if s != solution.entry_file]
+    files = [f for f in every if f.suffix in COMPILED]
+    if not files:
+        raise BuildError(f"no file to compile among {[f.name for f in every]}; expected .cu, .cpp, .cc, .cxx or .c")
+    include_paths = [str(p) for p in [solution.entry_file.parent, *includes]]
     cuda_flags = ["-O3", "--use_fast_math"] + list(solution.build.get("extra_cuda_cflags", []))
     cflags = ["-O3"] + list(solution.build.get("extra_cflags", []))
+    ldflags = ldflags + list(solution.build.get("extra_ldflags", []))
     safe = "".join(c if c.isalnum() else "_" for c in solution.name)
-    build_dir = _build_dir(safe, files, cuda_flags + cflags)
+    build_dir = _build_dir(safe, every, cuda_flags + cflags + ldflags + [binding])
+    name = f"opbench_{safe}_{build_dir.name[-12:]}"
     log = io.StringIO()
     try:
         with redirect_stdout(log), redirect_stderr(log):
-            module = load(name=f"opbench_{safe}_{build_dir.name[-12:]}", sources=[str(f) for f in files],
-                          extra_cflags=cflags, extra_cuda_cflags=cuda_flags, build_directory=str(build_dir),
-                          verbose=False)
+            if binding == "tvm-ffi":
+                from tvm_ffi.cpp import load as ffi_load  # type: ignore[import-not-found]
+                module = ffi_load(name, cpp_files=[str(f) for f in files if f.suffix != CUDA_SUFFIX],
+                                  cuda_files=[str(f) for f in files if f.suffix == CUDA_SUFFIX], extra_cflags=cflags,
+                                  extra_cuda_cflags=cuda_flags, extra_ldflags=ldflags, extra_include_paths=include_paths,
+                                  build_directory=str(build_dir))
+            else:
+                from torch.utils.cpp_extension import load
+                module = load(name=name, sources=[str(f) for f in files], extra_cflags=cflags,
+                              extra_cuda_cflags=cuda_flags, extra_ldflags=ldflags, extra_include_paths=include_paths,
+                              build_directory=str(build_dir), verbose=False)
     except Exception as exc:
-        text = str(exc)
-        raise BuildError(f"nvcc/ninja build failed: {text[-4000:]}\n{log.getvalue()[-2000:]}") from exc
+        text = f"{exc}"[-4000:] + "\n" + log.getvalue()[-2000:]
+        raise BuildError("\n".join(x for x in (f"nvcc/ninja build failed: {text}", hint(text)) if x)) from exc
     return entry(module, solution.entry_symbol, solution.entry_file.name)
