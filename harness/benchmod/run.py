@@ -16,7 +16,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Callable, Sequence
 
-from harness.execute.benchmodule import BenchModuleError, default_bench_file
+from harness.execute.benchmodule import (BenchModuleError, default_bench_file, kernel_sources, operator_kernels,
+                                         parse_header)
 from harness.execute import sandbox
 from harness.execute.isolation import Worker, WorkerError
 from harness.execute.protocol import BenchLoad, BenchLoaded, BenchTime
@@ -39,16 +40,21 @@ def _trace(spec_name: str, case_id: str, loaded: BenchLoaded, device: str, statu
 
 
 def run_cases(spec: BenchModuleSpec, kind: str, device_index: int, out: Path, case_ids: list[str] | None,
-              say: Callable[[str], None], traces: list[Trace], shard: Shard | None = None) -> dict[str, object]:
+              say: Callable[[str], None], traces: list[Trace], shard: Shard | None = None,
+              stop_on_error: bool = False) -> dict[str, object]:
     """Time every case (or shard i/n's: cases dealt round-robin, as suites are) in a worker, appending
     each case's trace to `traces` as it finishes (an interruption keeps them); returns the device
-    info. Raises BenchModuleError on a module that breaks the contract."""
+    info. With `stop_on_error` the cases after a failed one are SKIPPED rows saying so (run-bench
+    without --skip-error). Raises BenchModuleError on a module that breaks the contract."""
     bench_path = spec.bench or default_bench_file(spec.operator)
     bench = bench_path if bench_path.is_file() else None
     files = [spec.operator, *([bench] if bench else [])]
     name = spec.name or spec.operator.stem
     cfg = spec.config
     load = BenchLoad(spec.operator, bench, kind, device_index)
+    # the kernels to count, decided here from the files (no import): the header's, and the operator's own
+    header = parse_header(bench_path.read_text(), str(bench_path)).kernels if bench else ()
+    sources = kernel_sources(header, operator_kernels(spec.operator.read_text()))
     worker = Worker(f"bench-{sandbox.safe_name(name)}", out / "logs", key=sandbox.files_key(name, files))
     profiles = Path(tempfile.mkdtemp(prefix="profiles-", dir=out))  # profiler output, kept for the artifact
 
@@ -70,8 +76,13 @@ def run_cases(spec: BenchModuleSpec, kind: str, device_index: int, out: Path, ca
             return {"kind": kind}
         name = spec.name or info.api_name
         cases = info.cases[shard.index - 1::shard.count] if shard is not None else info.cases
+        failed: str | None = None
         for case in cases:
             if case_ids and case.id not in case_ids:
+                continue
+            if failed is not None:
+                traces.append(_trace(name, case.id, info, kind, Status.SKIPPED, axes=case.axes,
+                                     message=f"not run: case {failed!r} failed before it (--skip-error runs the rest)"))
                 continue
             say(f"{name} / {case.id}: {spec.mode}")
             flags = [f"mode {spec.mode}"]
@@ -81,11 +92,12 @@ def run_cases(spec: BenchModuleSpec, kind: str, device_index: int, out: Path, ca
                     info = loaded()
                 assert worker.scratch is not None  # a live worker has its sandbox
                 workdir = worker.scratch / "profiles" / case.id
-                res = worker.call(BenchTime(case.id, spec.mode, cfg, workdir),
+                res = worker.call(BenchTime(case.id, spec.mode, cfg, workdir, tuple(sources), header),
                                   timeout=2 * cfg.run_timeout_s + cfg.max_time_s)
             except WorkerError as exc:
                 traces.append(_trace(name, case.id, info, kind, Status(exc.status), axes=case.axes, message=exc.message,
                                      flags=flags))
+                failed = case.id if stop_on_error else None
                 continue
             finally:  # profiler output is kept for the artifact (gone with the sandbox if the worker died)
                 if workdir is not None and workdir.is_dir():
@@ -93,14 +105,14 @@ def run_cases(spec: BenchModuleSpec, kind: str, device_index: int, out: Path, ca
             stats = summarize(res.samples, res.rule_met, res.stop_reason, res.wall_s, res.mode, cfg.cache)
             traces.append(_trace(name, case.id, info, kind, Status.PASSED, axes=case.axes, timing=stats,
                                  flags=[f"mode {res.mode}", f"kernels: {res.attributed}", "not checked"], throughput={}))
-            traces[-1].correctness["attribution"] = res.details
+            traces[-1].correctness["attribution"] = {**res.details, "kernel_source": sources}
         return info.device
     finally:
         worker.close()
 
 
 def run_bench_module(spec: BenchModuleSpec, kind: str, device_index: int, out: Path, case_ids: Sequence[str],
-                     shard: Shard | None, say: Callable[[str], None]) -> Report:
+                     shard: Shard | None, say: Callable[[str], None], stop_on_error: bool = False) -> Report:
     """Every case of the module (or shard i/n's) timed on `kind`; a module not meant for `kind` is
     one SKIPPED row. Raises BenchModuleError on a bad module, ModeError when the mode cannot run here."""
     name = spec.name or spec.operator.stem
@@ -118,7 +130,7 @@ def run_bench_module(spec: BenchModuleSpec, kind: str, device_index: int, out: P
         return Report.of_problem(definition=traces[0].definition if traces else name, manifest=str(spec.path),
                                  device=kind, run_seed=None, bench=bench, environment=environment(info), traces=traces)
     try:
-        info = run_cases(spec, kind, device_index, out, list(case_ids) or None, say, traces, shard)
+        info = run_cases(spec, kind, device_index, out, list(case_ids) or None, say, traces, shard, stop_on_error)
     except KeyboardInterrupt as exc:  # the cases that finished are kept (results/interrupt)
         raise stopped(exc, [report({"kind": kind})]) from None
     return report(info)

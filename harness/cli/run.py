@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from harness.errors import InputError
+from harness.measure.profilers.modes import MODES
 from harness.paths import MANIFESTS_DIR
 from harness.results.render import outcome_lines, render_table
 from harness.results.trace import Status
@@ -43,7 +44,7 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--definition", type=Path, help="an upstream definition.json (with --workload and --solution files)")
     p.add_argument("--table-format", default="simple", help="tabulate format for the terminal table")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
-    p.add_argument("--mode", choices=["events", "torch-profiler", "torch-npu-profiler", "msprof"],
+    p.add_argument("--mode", choices=list(MODES),
                    help="bench-module manifests only: how cases are timed (default: the manifest's, else events)")
     p.add_argument("--devices", help="'all' or indices like 0,1: one worker process per device, pinned to it, "
                    "results merged (with --device cpu, N processes fake N devices)")

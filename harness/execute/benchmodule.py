@@ -3,7 +3,7 @@
 A bench module (`bench_<op>.py` beside `<op>.py`) starts with a header
     # api-name: rmsnorm
     # api-kind: triton-wrapper        (triton-wrapper | tilelang-wrapper | torch-function | torch-module)
-    # kernels: rmsnorm, rmsnorm_bwd   (comma-separated; `<name>_kernel` counts too)
+    # kernels: rmsnorm, rmsnorm_bwd   (comma-separated; `<name>_kernel` counts too; `# kernel:` as well)
 is import-only, and exports three hooks:
     build_operator_api(operator_module) -> the API to time (a torch-module class is built as
                                            cls().to(device).eval(), i.e. .npu()/.cuda()/plain)
@@ -15,6 +15,7 @@ Every problem found is reported at once (`BenchModuleError.problems`).
 """
 from __future__ import annotations
 
+import ast
 import inspect
 import random
 import re
@@ -30,7 +31,7 @@ API_KINDS = ("triton-wrapper", "tilelang-wrapper", "torch-function", "torch-modu
 HOOKS = {"build_operator_api": 1, "build_bench_cases": 0, "build_bench_case_fn": 2}  # required positional params
 MAX_CASES = 20
 DEFAULT_WARMUP, DEFAULT_REPEATS = 5, 50
-HEADER_RE = re.compile(r"^#\s*(api-name|api-kind|kernels)\s*:\s*(.*?)\s*$")
+HEADER_RE = re.compile(r"^#\s*(api-name|api-kind|kernels|kernel)\s*:\s*(.*?)\s*$")
 IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 KERNEL_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_:.]*$")  # triton/tilelang names, or aten::op for CPU ops
 
@@ -73,9 +74,11 @@ def parse_header(text: str, origin: str) -> Header:
             break
         m = HEADER_RE.match(stripped)
         if m:
-            if m.group(1) in found:
-                problems.append(f"'# {m.group(1)}:' appears twice")
-            found[m.group(1)] = m.group(2)
+            key = "kernels" if m.group(1) == "kernel" else m.group(1)  # the workflow accepts the singular
+            if key in found:
+                problems.append(f"'# {m.group(1)}:' appears twice" if m.group(1) != "kernel" or "kernels" not in found
+                                else "'# kernel:' and '# kernels:' both given")
+            found[key] = m.group(2)
     for key in ("api-name", "api-kind", "kernels"):
         if key not in found:
             problems.append(f"missing header line '# {key}: ...' in the leading comment block")
@@ -91,6 +94,48 @@ def parse_header(text: str, origin: str) -> Header:
     if problems:
         raise BenchModuleError(origin, problems)
     return Header(name, kind, kernels)
+
+
+KERNEL_DECORATORS = {("triton", "jit"), ("triton", "autotune"), ("triton", "heuristics"), ("tilelang", "jit"),
+                     ("T", "prim_func"), ("tl", "jit")}  # module.attr forms; a bare `jit` / `prim_func` too
+
+
+def _decorator_name(node: ast.expr) -> tuple[str, str]:
+    """(module, attr) of a decorator: `triton.jit` -> (triton, jit), `jit(...)` -> ("", jit)."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return node.value.id, node.attr
+    if isinstance(node, ast.Name):
+        return "", node.id
+    return "", ""
+
+
+def operator_kernels(source: str) -> tuple[str, ...]:
+    """Top-level kernels of an operator file, read without importing it: functions decorated with
+    @triton.jit (or autotune/heuristics stacked on it), @tilelang.jit or @T.prim_func."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()
+    out = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for dec in node.decorator_list:
+                module, attr = _decorator_name(dec)
+                if (module, attr) in KERNEL_DECORATORS or (module == "" and attr in ("jit", "prim_func")):
+                    out.append(node.name)
+                    break
+    return tuple(out)
+
+
+def kernel_sources(header: tuple[str, ...], found: tuple[str, ...]) -> dict[str, str]:
+    """Every kernel to count and where its name came from: the header, the operator file, or both
+    (the union: a kernel renamed in an optimised operator is still counted)."""
+    out = {k: "header" for k in header}
+    for k in found:
+        out[k] = "header+operator" if k in out else "operator"
+    return out
 
 
 def check_hooks(module: ModuleType, origin: str) -> None:

@@ -324,6 +324,8 @@ class BenchTime(Command):
     mode: str
     cfg: BenchConfig
     workdir: Path
+    kernels: tuple[str, ...] = ()   # what to count, decided by the parent (header + operator file); () = header's
+    required: tuple[str, ...] = ()  # of those, what must run (the header's)
 
 
 @dataclass(frozen=True)

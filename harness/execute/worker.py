@@ -278,8 +278,10 @@ class WorkerState:
         child = ("--operator", str(files.operator), *(("--bench", str(files.bench)) if files.bench else ()),
                  "--case", case.id, "--device", dev.kind, "--device-index", str(dev.index), "--cache", cmd.cfg.cache)
         try:
-            res = run_mode(cmd.mode, dev, CaseRun(self.bench.case_fn(case), self.bench.header.kernels, case.warmup,
-                                                  case.repeats, child), cmd.cfg, cmd.workdir)
+            header = self.bench.header.kernels
+            res = run_mode(cmd.mode, dev, CaseRun(self.bench.case_fn(case), cmd.kernels or header, case.warmup,
+                                                  case.repeats, child, cmd.required if cmd.kernels else header),
+                           cmd.cfg, cmd.workdir)
         except (AttributionError, ModeError) as exc:
             return Failure(Status.RUNTIME_ERROR, f"{cmd.mode}: {exc}")
         st = res.stats

@@ -32,6 +32,8 @@ class Attribution:
     per_call: int                               # matched kernel launches per call
     missing: list[str] = field(default_factory=list)      # named kernels never seen
     unmatched: dict[str, int] = field(default_factory=dict)  # other kernels in the profile
+    ops_us: dict[str, float] = field(default_factory=dict)   # every profiled op/kernel: its time per call
+    total_op_us: float = 0.0                                 # all device work in the window, per call
 
     def describe(self) -> str:
         counted = ", ".join(f"{k} x{v}" for k, v in sorted(self.kernels.items()))
@@ -51,11 +53,14 @@ def _top(counter: Counter[str], n: int = 8) -> str:
 
 
 def attribute(records: Iterable[KernelRecord], kernels: Sequence[str], calls: int, skip: int = 0,
-              source: str = "profile") -> Attribution:
+              source: str = "profile", required: Sequence[str] = (), harness_ops: Sequence[str] = ()) -> Attribution:
     """Split the named kernels' rows over `calls` calls (in start order) and drop the first `skip`.
 
     Each call must have launched the same number of matching kernels; otherwise rows cannot be
-    assigned to calls and the result would be wrong, so this raises.
+    assigned to calls and the result would be wrong, so this raises. A `required` kernel (one the
+    bench module's header names) that never ran raises too: the time would leave part of the
+    operator out. `ops_us` and `total_op_us` count every profiled row but the harness's own
+    (`harness_ops`: its cache flush), per call: the `total-op` metric.
     """
     if not kernels:
         raise AttributionError("the bench module names no kernels ('# kernels:' is empty); profiler modes need them")
@@ -76,5 +81,14 @@ def attribute(records: Iterable[KernelRecord], kernels: Sequence[str], calls: in
     active = matched[skip * per_call:]
     samples = [sum(r.duration_us for r in active[i:i + per_call]) / 1e3 for i in range(0, len(active), per_call)]
     seen = {kernel_matches(r.name, kernels) for r in matched}
+    never = [k for k in required if k not in seen]
+    if never:
+        raise AttributionError(f"{source}: kernel(s) {', '.join(never)} named in the header never ran (profiled: "
+                               f"{_top(Counter(r.name for r in rows))}); a time without them would undercount")
+    ops: dict[str, float] = {}
+    for r in rows:
+        if r.name not in harness_ops or kernel_matches(r.name, kernels):
+            ops[r.name] = ops.get(r.name, 0.0) + r.duration_us / calls
     return Attribution(samples_ms=samples, kernels=dict(Counter(r.name for r in active)), per_call=per_call,
-                       missing=[k for k in kernels if k not in seen], unmatched=dict(others))
+                       missing=[k for k in kernels if k not in seen], unmatched=dict(others), ops_us=ops,
+                       total_op_us=sum(ops.values()))

@@ -6,6 +6,8 @@
 - `torch-npu-profiler` (npu): torch_npu.profiler, durations from kernel_details.csv, as triton-ascend's
   do_bench_npu does (warmup calls profiled and dropped).
 - `msprof` (npu): the case runs in a child process under CANN's msprof; task durations from op_summary.
+- `perf-counter` (every device): the host clock around each call, the device synchronized before
+  and after it (the workflow's simplest protocol: launch and sync overhead included).
 
 A profiler mode that cannot attribute time to the named kernels raises AttributionError; it never
 falls back to a different measurement.
@@ -31,9 +33,9 @@ from harness.measure.profilers.attribution import Attribution, AttributionError,
 from harness.measure.profilers.kernel_details import find_kernel_details, parse_kernel_details
 from harness.measure.profilers.msprof import load_msprof_records, msprof_command
 
-MODES = ("events", "torch-profiler", "torch-npu-profiler", "msprof")
+MODES = ("events", "torch-profiler", "torch-npu-profiler", "msprof", "perf-counter")
 DEVICES_OF = {"events": ("cpu", "cuda", "npu"), "torch-profiler": ("cpu", "cuda"),
-              "torch-npu-profiler": ("npu",), "msprof": ("npu",)}
+              "torch-npu-profiler": ("npu",), "msprof": ("npu",), "perf-counter": ("cpu", "cuda", "npu")}
 
 
 class ModeError(InputError):
@@ -49,6 +51,7 @@ class CaseRun:
     warmup: int
     repeats: int
     child_argv: tuple[str, ...] = ()  # how a child process re-creates this case (msprof mode)
+    required: tuple[str, ...] = ()    # kernels that must run (the header's): attribution fails without them
 
 
 @dataclass
@@ -72,7 +75,7 @@ def _profiled_stats(att: Attribution, mode: str, cache: str, wall_s: float, call
 
 def _result(mode: str, att: Attribution, cache: str, wall_s: float, calls: int, source: str) -> ModeResult:
     details = {"kernels": att.kernels, "per_call": att.per_call, "missing": att.missing,
-               "not_counted": att.unmatched, "source": source}
+               "not_counted": att.unmatched, "source": source, "ops_us": att.ops_us, "total_op_us": att.total_op_us}
     return ModeResult(mode, _profiled_stats(att, mode, cache, wall_s, calls), att.describe(), details)
 
 
@@ -82,27 +85,59 @@ def run_events(device: Device, case: CaseRun, cfg: BenchConfig) -> ModeResult:
                   max_samples=max(cfg.max_samples, case.repeats))
     sampler = Sampler(device, [case.fn], cfg)
     stats = sample_until_stopped(sampler)
-    return ModeResult("events", stats, "whole call (device events)", {"hold_us": sampler.hold_us})
+    return ModeResult("events", stats, "whole call (device events)", {"hold_us": sampler.hold_us,
+                                                                       "total_op_us": stats.mean_ms * 1e3})
 
 
-def _profile_loop(device: Device, case: CaseRun, cold: bool) -> int:
-    """Run warmup + repeats calls back to back (flushing the cache before each when cold)."""
-    total = case.warmup + case.repeats
+def run_perf_counter(device: Device, case: CaseRun, cfg: BenchConfig) -> ModeResult:
+    """`warmup` calls, then `repeats` calls each timed by the host clock between two synchronizations."""
+    start = time.perf_counter()
+    with device.stream():
+        for _ in range(case.warmup):
+            case.fn()
+        device.synchronize()
+        samples = []
+        for _ in range(case.repeats):
+            if cfg.cache == "cold":
+                device.flush_cache()
+            device.synchronize()
+            t0 = time.perf_counter()
+            case.fn()
+            device.synchronize()
+            samples.append((time.perf_counter() - t0) * 1e3)
+    wall = time.perf_counter() - start
+    stats = summarize(samples, True, f"{case.repeats} repeats", wall, "perf-counter", cfg.cache)
+    return ModeResult("perf-counter", stats, "whole call (host clock, synchronized)", {"total_op_us": stats.mean_ms * 1e3})
+
+
+FLUSH_RANGE = "opbench::flush"  # the profiler range around the harness's cache flush (not the operator's work)
+
+
+def _profile_loop(device: Device, case: CaseRun, cold: bool, calls: int | None = None) -> int:
+    """Run warmup + repeats calls back to back (flushing the cache before each when cold); with
+    `calls`, that many flushes alone (to learn what the flush itself launches)."""
+    from torch.profiler import record_function
+    total = case.warmup + case.repeats if calls is None else calls
     with device.stream():
         for _ in range(total):
             if cold:
-                device.flush_cache()
-            case.fn()
+                with record_function(FLUSH_RANGE):
+                    device.flush_cache()
+            if calls is None:
+                case.fn()
         device.synchronize()
     return total
 
 
 def torch_profiler_records(events: Sequence[Any], device_kind: str) -> list[KernelRecord]:
-    """Kernel records from torch.profiler FunctionEvents: device kernels on CUDA, ops on the CPU."""
+    """Kernel records from torch.profiler FunctionEvents: device kernels on CUDA, top-level ops on
+    the CPU (an op's children are inside its time; the flush range and what it ran are not the case's)."""
     want = "CUDA" if device_kind == "cuda" else "CPU"
     out = []
     for e in events:
         if getattr(e.device_type, "name", str(e.device_type)) != want:
+            continue
+        if want == "CPU" and (getattr(e, "cpu_parent", None) is not None or e.name == FLUSH_RANGE):
             continue
         out.append(KernelRecord(name=e.name, duration_us=float(e.time_range.elapsed_us()),
                                 start_us=float(e.time_range.start)))
@@ -116,11 +151,17 @@ def run_torch_profiler(device: Device, case: CaseRun, cfg: BenchConfig) -> ModeR
     with device.stream():  # warm outside the profile: compiles and caches stay out of it
         case.fn()
         device.synchronize()
+    cold = cfg.cache == "cold"
+    flush_ops: set[str] = set()
+    if cold and device.kind != "cpu":  # the device kernels a flush launches: left out of total-op
+        with profile(activities=activities) as flush_prof:
+            _profile_loop(device, case, cold, calls=2)
+        flush_ops = {r.name for r in torch_profiler_records(flush_prof.events(), device.kind)}
     start = time.perf_counter()
     with profile(activities=activities) as prof:
-        calls = _profile_loop(device, case, cfg.cache == "cold")
+        calls = _profile_loop(device, case, cold)
     records = torch_profiler_records(prof.events(), device.kind)
-    att = attribute(records, case.kernels, calls, case.warmup, "torch.profiler")
+    att = attribute(records, case.kernels, calls, case.warmup, "torch.profiler", case.required, tuple(flush_ops))
     return _result("torch-profiler", att, cfg.cache, time.perf_counter() - start, calls, "torch.profiler events")
 
 
@@ -142,7 +183,7 @@ def run_torch_npu_profiler(device: Device, case: CaseRun, cfg: BenchConfig, work
         calls = _profile_loop(device, case, cfg.cache == "cold")
         prof.step()
     path = find_kernel_details(out)
-    att = attribute(parse_kernel_details(path), case.kernels, calls, case.warmup, str(path))
+    att = attribute(parse_kernel_details(path), case.kernels, calls, case.warmup, str(path), case.required)
     return _result("torch-npu-profiler", att, cfg.cache, time.perf_counter() - start, calls, str(path))
 
 
@@ -160,7 +201,7 @@ def run_msprof(device: Device, case: CaseRun, cfg: BenchConfig, workdir: Path, t
         raise ModeError(f"msprof exited with {proc.returncode}:\n{(proc.stdout + proc.stderr)[-3000:]}")
     records, source = load_msprof_records(out)
     calls = case.warmup + case.repeats
-    att = attribute(records, case.kernels, calls, case.warmup, source)
+    att = attribute(records, case.kernels, calls, case.warmup, source, case.required)
     return _result("msprof", att, cfg.cache, time.perf_counter() - start, calls, source)
 
 
@@ -169,6 +210,8 @@ def run_mode(mode: str, device: Device, case: CaseRun, cfg: BenchConfig, workdir
     workdir.mkdir(parents=True, exist_ok=True)
     if mode == "events":
         return run_events(device, case, cfg)
+    if mode == "perf-counter":
+        return run_perf_counter(device, case, cfg)
     if mode == "torch-profiler":
         return run_torch_profiler(device, case, cfg)
     if mode == "torch-npu-profiler":

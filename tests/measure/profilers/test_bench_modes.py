@@ -63,7 +63,7 @@ def test_npu_modes_refuse_other_devices(mode: str) -> None:
 def test_unknown_mode() -> None:
     with pytest.raises(ModeError, match="unknown bench mode"):
         check_mode("nsys", "cuda")
-    assert set(MODES) == {"events", "torch-profiler", "torch-npu-profiler", "msprof"}
+    assert set(MODES) == {"events", "torch-profiler", "torch-npu-profiler", "msprof", "perf-counter"}
 
 
 def test_msprof_child_runs_a_case_on_cpu() -> None:

@@ -1,0 +1,111 @@
+"""`opbench run-bench`: the Ascend workflow's runner contract on the CPU (real workers, real torch):
+the perf file and its JSONL artifact, the `Perf file:` line, a baseline comparison, exit codes, and
+kernel attribution that cannot undercount (header names united with the operator's own kernels)."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.execute.benchmodule import kernel_sources, operator_kernels, parse_header
+from harness.measure.profilers.attribution import AttributionError, KernelRecord, attribute
+from factories import ROOT
+
+FIELDS = {"case_label", "kernel_names", "kernel_source", "kernel_avg_time_us", "ops", "total_op_avg_time_us",
+          "error_message", "case_wall_clock_seconds", "bench_mode"}
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Path:
+    """The shipped CPU-capable bench module and its operator, copied where their perf files may go."""
+    for f in (ROOT / "manifests" / "bench_rmsnorm_torch").glob("*.py"):
+        shutil.copy(f, tmp_path / f.name)
+    return tmp_path
+
+
+def run_bench(folder: Path, *extra: str) -> int:
+    return main(["run-bench", "--bench-file", str(folder / "bench_rmsnorm_torch.py"), "--operator-file",
+                 str(folder / "rmsnorm_torch.py"), "--device", "cpu", "--max-time-s", "0.3", "--quiet",
+                 "--out", str(folder / "out"), *extra])
+
+
+def test_run_bench_writes_the_perf_file_and_artifact_the_workflow_reads(pair: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_bench(pair, "--bench-mode", "torch-profiler", "-m", "all") == 0
+    out = capsys.readouterr().out
+    perf = pair / "rmsnorm_torch_perf.txt"
+    assert f"Perf file: {perf.resolve()}" in out
+    lines = [json.loads(l) for l in (pair / "rmsnorm_torch_perf.jsonl").read_text().splitlines()]
+    assert [l["case_label"] for l in lines] == ["b16-h512-fp32", "b256-h4096-fp32"]  # declared order
+    assert all(set(l) == FIELDS and not l["error_message"] and l["kernel_avg_time_us"] > 0 for l in lines)
+    assert lines[0]["kernel_source"] == {"aten::rms_norm": "header"}
+    assert lines[0]["total_op_avg_time_us"] >= lines[0]["kernel_avg_time_us"] * 0.5 and lines[0]["ops"]
+    assert "total kernel time over 2 case(s)" in perf.read_text()
+    assert list((pair / "out" / "rmsnorm_torch").glob("*.json"))  # the full opbench report beside it
+
+
+def test_a_baseline_gives_per_case_lines_a_geomean_and_pass(pair: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copy(pair / "rmsnorm_torch.py", pair / "opt_rmsnorm_torch.py")
+    assert run_bench(pair, "--bench-mode", "perf-counter", "--baseline-operator-file", str(pair / "opt_rmsnorm_torch.py")) == 0
+    out = capsys.readouterr().out
+    assert "geomean speedup:" in out and "average improvement:" in out and "metric source: total-op" in out
+    assert out.strip().splitlines()[-3] == "PASS"
+
+
+def test_a_failed_case_stops_the_rest_unless_skip_error_and_still_writes_the_artifact(pair: Path) -> None:
+    bench = pair / "bench_rmsnorm_torch.py"
+    bench.write_text(bench.read_text().replace(
+        "    return lambda: operator_api(x, w)",
+        "    if case['batch'] == 16:\n        return lambda: operator_api(x[:, :3], w)  # shapes that do not fit\n"
+        "    return lambda: operator_api(x, w)"))
+    assert run_bench(pair) == 1
+    lines = [json.loads(l) for l in (pair / "rmsnorm_torch_perf.jsonl").read_text().splitlines()]
+    assert lines[0]["error_message"].startswith("RUNTIME_ERROR") and lines[1]["error_message"].startswith("SKIPPED")
+    assert run_bench(pair, "--skip-error") == 1
+    lines = [json.loads(l) for l in (pair / "rmsnorm_torch_perf.jsonl").read_text().splitlines()]
+    assert lines[0]["error_message"] and not lines[1]["error_message"] and lines[1]["total_op_avg_time_us"] > 0
+
+
+def test_usage_errors_exit_2(pair: Path) -> None:
+    assert main(["run-bench", "--bench-file", str(pair / "nope.py"), "--operator-file", str(pair / "rmsnorm_torch.py"),
+                 "--device", "cpu"]) == 2
+    assert run_bench(pair, "-m", "kernel") == 2  # events mode times whole calls: there is no kernel metric
+
+
+OPERATOR = '''import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[], key=["n"])
+@triton.jit
+def rms_fwd(x_ptr, n):
+    pass
+
+
+@triton.jit
+def rms_stats_v2(x_ptr, n):  # renamed in an optimisation round; the header still says rms_stats
+    pass
+
+
+def rmsnorm(x):
+    return x
+'''
+
+
+def test_the_kernels_counted_are_the_headers_and_the_operators_own() -> None:
+    found = operator_kernels(OPERATOR)
+    assert found == ("rms_fwd", "rms_stats_v2")
+    header = parse_header("# api-name: rmsnorm\n# api-kind: triton-wrapper\n# kernel: rms_fwd, rms_stats\n", "b.py")
+    assert kernel_sources(header.kernels, found) == {"rms_fwd": "header+operator", "rms_stats": "header",
+                                                     "rms_stats_v2": "operator"}
+
+
+def test_a_header_kernel_that_never_ran_is_an_error_not_a_smaller_time() -> None:
+    rows = [KernelRecord("rms_fwd", 1.0, float(i)) for i in range(4)] + \
+           [KernelRecord("rms_stats_v2", 0.9, i + 0.5) for i in range(4)]
+    counted = attribute(rows, ("rms_fwd", "rms_stats_v2"), calls=4)
+    assert counted.samples_ms == [pytest.approx(1.9e-3)] * 4  # both kernels of each call
+    with pytest.raises(AttributionError, match="rms_stats named in the header never ran"):
+        attribute(rows, ("rms_fwd", "rms_stats", "rms_stats_v2"), calls=4, required=("rms_fwd", "rms_stats"))
