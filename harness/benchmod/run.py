@@ -16,8 +16,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Callable, Sequence
 
-from harness.execute.benchmodule import (BenchModuleError, default_bench_file, kernel_sources, operator_kernels,
-                                         parse_header)
+from harness.execute.benchmodule import BenchModuleError, default_bench_file, parse_header
+from harness.spec.benchlint import kernel_sources, operator_kernels
 from harness.execute import sandbox
 from harness.execute.isolation import Worker, WorkerError
 from harness.execute.protocol import BenchLoad, BenchLoaded, BenchTime

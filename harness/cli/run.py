@@ -73,12 +73,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
         except ManifestError as exc:
             bad += 1
             print("\n".join(exc.lines(f"INVALID {name}")), file=sys.stderr)
+        except InputError as exc:  # a bench module that breaks the contract (spec/benchlint.py)
+            bad += 1
+            print("\n".join([f"INVALID {name}", *exc.lines()]), file=sys.stderr)
     return 2 if bad else 0
 
 
 def _describe(path: Path) -> str:
     if is_bench_module_manifest(path):
+        from harness.cli.runbench import check_contract
+        from harness.execute.benchmodule import default_bench_file
         spec = load_bench_manifest(path)
+        check_contract(spec.bench or default_bench_file(spec.operator), spec.operator)
         return f"bench module {spec.operator.name}, mode {spec.mode}, devices {', '.join(spec.devices)}"
     manifests = load_suite(path)
     if is_suite(path):

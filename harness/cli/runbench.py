@@ -26,7 +26,7 @@ import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from harness.errors import InputError
 from harness.results.report import Report
@@ -147,6 +147,22 @@ def comparison(base: list[CaseRecord], cand: list[CaseRecord], metric: str) -> t
     return lines, ok and bool(speedups)
 
 
+def check_contract(bench: Path, operator: Path) -> None:
+    """The lint (spec/benchlint.py): errors are bad input (exit 2, all of them), warnings are said."""
+    from harness.execute.benchmodule import BenchModuleError, parse_header
+    from harness.spec.benchlint import lint
+    if not bench.is_file() or not operator.is_file():
+        return  # loading says so
+    header = parse_header(bench.read_text(), str(bench))
+    findings = lint(bench, operator, header.api_kind)
+    for f in findings:
+        if f.level == "warning":
+            print(f, file=sys.stderr)
+    errors = [str(f) for f in findings if f.level == "error"]
+    if errors:
+        raise BenchModuleError(str(bench), errors)
+
+
 def _atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
@@ -174,6 +190,8 @@ def cmd_run_bench(args: argparse.Namespace) -> int:
         if f is not None and not f.is_file():
             raise InputError(f"no such file: {f}")
     metrics = metric_of(args.metric, args.bench_mode)
+    for operator in filter(None, (args.operator_file, args.baseline_operator_file)):
+        check_contract(args.bench_file, operator)
     if args.npu_devices:
         try:
             args.device_index = int(args.npu_devices.split(",")[0])
@@ -196,13 +214,3 @@ def cmd_run_bench(args: argparse.Namespace) -> int:
     print(f"Perf file: {output}")
     print(f"Perf artifact: {artifact}")
     return 0 if ok else 1
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m harness.cli.runbench`: the same as `opbench run-bench`."""
-    from harness.cli import main as cli_main
-    return cli_main(["run-bench", *(argv if argv is not None else sys.argv[1:])])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

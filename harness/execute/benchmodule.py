@@ -15,7 +15,6 @@ Every problem found is reported at once (`BenchModuleError.problems`).
 """
 from __future__ import annotations
 
-import ast
 import inspect
 import random
 import re
@@ -94,48 +93,6 @@ def parse_header(text: str, origin: str) -> Header:
     if problems:
         raise BenchModuleError(origin, problems)
     return Header(name, kind, kernels)
-
-
-KERNEL_DECORATORS = {("triton", "jit"), ("triton", "autotune"), ("triton", "heuristics"), ("tilelang", "jit"),
-                     ("T", "prim_func"), ("tl", "jit")}  # module.attr forms; a bare `jit` / `prim_func` too
-
-
-def _decorator_name(node: ast.expr) -> tuple[str, str]:
-    """(module, attr) of a decorator: `triton.jit` -> (triton, jit), `jit(...)` -> ("", jit)."""
-    if isinstance(node, ast.Call):
-        node = node.func
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        return node.value.id, node.attr
-    if isinstance(node, ast.Name):
-        return "", node.id
-    return "", ""
-
-
-def operator_kernels(source: str) -> tuple[str, ...]:
-    """Top-level kernels of an operator file, read without importing it: functions decorated with
-    @triton.jit (or autotune/heuristics stacked on it), @tilelang.jit or @T.prim_func."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ()
-    out = []
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for dec in node.decorator_list:
-                module, attr = _decorator_name(dec)
-                if (module, attr) in KERNEL_DECORATORS or (module == "" and attr in ("jit", "prim_func")):
-                    out.append(node.name)
-                    break
-    return tuple(out)
-
-
-def kernel_sources(header: tuple[str, ...], found: tuple[str, ...]) -> dict[str, str]:
-    """Every kernel to count and where its name came from: the header, the operator file, or both
-    (the union: a kernel renamed in an optimised operator is still counted)."""
-    out = {k: "header" for k in header}
-    for k in found:
-        out[k] = "header+operator" if k in out else "operator"
-    return out
 
 
 def check_hooks(module: ModuleType, origin: str) -> None:
@@ -270,6 +227,19 @@ class LoadedBench:
         return fn
 
 
+def provenance(api: Any) -> str:
+    """The module an API was defined in: a function's or class's own; a bound method's or a
+    functools.partial's function's; an instance's class's (a built Model, a triton JITFunction)."""
+    import functools
+    while isinstance(api, functools.partial):
+        api = api.func
+    if inspect.ismethod(api):
+        api = api.__func__
+    if inspect.isfunction(api) or inspect.isclass(api) or inspect.isbuiltin(api):
+        return str(getattr(api, "__module__", "") or "")
+    return type(api).__module__
+
+
 def default_bench_file(operator_file: Path) -> Path:
     return operator_file.with_name(f"bench_{operator_file.name}")
 
@@ -298,6 +268,10 @@ def load_bench(operator_file: Path, bench_file: Path | None, device: Any) -> Loa
     api = bench.build_operator_api(operator)
     if api is None:
         raise BenchModuleError(origin, ["build_operator_api returned None"])
+    where = provenance(api)
+    if where != operator.__name__:
+        raise BenchModuleError(origin, [f"build_operator_api returned an API defined in {where!r}, not in the operator "
+                                        f"file {operator_file.name} (an optimisation round would time the wrong code)"])
     if header.api_kind == "torch-module":
         import torch
         if not ((isinstance(api, type) and issubclass(api, torch.nn.Module)) or isinstance(api, torch.nn.Module)):

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.execute.benchmodule import kernel_sources, operator_kernels, parse_header
+from harness.execute.benchmodule import parse_header
+from harness.spec.benchlint import kernel_sources, operator_kernels
 from harness.measure.profilers.attribution import AttributionError, KernelRecord, attribute
 from factories import ROOT
 
@@ -109,3 +110,53 @@ def test_a_header_kernel_that_never_ran_is_an_error_not_a_smaller_time() -> None
     assert counted.samples_ms == [pytest.approx(1.9e-3)] * 4  # both kernels of each call
     with pytest.raises(AttributionError, match="rms_stats named in the header never ran"):
         attribute(rows, ("rms_fwd", "rms_stats", "rms_stats_v2"), calls=4, required=("rms_fwd", "rms_stats"))
+
+
+LINTED = '''# api-name: rmsnorm
+# api-kind: torch-function
+# kernels: aten::rms_norm
+import numpy as np
+import torch
+import rmsnorm_torch
+
+torch.manual_seed(0)
+
+
+def build_operator_api(operator_module):
+    return operator_module.rmsnorm
+
+
+def build_bench_cases():
+    return [{"id": "a", "x": torch.randn(4, 8), "n": int(np.random.randint(3))}]
+
+
+def build_bench_case_fn(operator_api, case):
+    x = torch.randn(4, 8)
+    w = torch.ones(8)
+
+    def timed():
+        y = operator_api(x, w)
+        torch.cuda.synchronize()
+        print(y.sum().item())
+    return timed
+'''
+
+
+def test_the_lint_names_every_broken_rule_with_file_and_line(pair: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (pair / "bench_rmsnorm_torch.py").write_text(LINTED)
+    assert run_bench(pair) == 2
+    err = capsys.readouterr().err
+    bench = pair / "bench_rmsnorm_torch.py"
+    for line, words in ((6, "imports the operator 'rmsnorm_torch' itself"), (8, "runs code at import"),
+                        (16, "build_bench_cases builds tensors (torch.randn)"), (16, "np.random.randint() without a seed"),
+                        (25, "synchronizes"), (26, "prints"), (26, "copies to the host")):
+        assert f"{bench}:{line}: " in err and words in err, (line, words, err)
+
+
+def test_an_api_from_elsewhere_than_the_operator_file_is_refused(pair: Path) -> None:
+    from harness.execute.benchmodule import BenchModuleError, load_bench
+    from harness.measure.devices.cpu import CpuDevice
+    bench = pair / "bench_rmsnorm_torch.py"
+    bench.write_text(bench.read_text().replace("return operator_module.rmsnorm", "return torch.nn.functional.rms_norm"))
+    with pytest.raises(BenchModuleError, match="defined in 'torch.nn.functional', not in the operator file"):
+        load_bench(pair / "rmsnorm_torch.py", bench, CpuDevice())

@@ -23,6 +23,7 @@ class KernelRecord:
     start_us: float | None = None
     type: str = ""
     core: str = ""
+    nested: bool = False  # inside another profiled op (CPU ops): matched by name, not added to total-op again
 
 
 @dataclass
@@ -87,7 +88,7 @@ def attribute(records: Iterable[KernelRecord], kernels: Sequence[str], calls: in
                                f"{_top(Counter(r.name for r in rows))}); a time without them would undercount")
     ops: dict[str, float] = {}
     for r in rows:
-        if r.name not in harness_ops or kernel_matches(r.name, kernels):
+        if not r.nested and (r.name not in harness_ops or kernel_matches(r.name, kernels)):
             ops[r.name] = ops.get(r.name, 0.0) + r.duration_us / calls
     return Attribution(samples_ms=samples, kernels=dict(Counter(r.name for r in active)), per_call=per_call,
                        missing=[k for k in kernels if k not in seen], unmatched=dict(others), ops_us=ops,

@@ -130,17 +130,18 @@ def _profile_loop(device: Device, case: CaseRun, cold: bool, calls: int | None =
 
 
 def torch_profiler_records(events: Sequence[Any], device_kind: str) -> list[KernelRecord]:
-    """Kernel records from torch.profiler FunctionEvents: device kernels on CUDA, top-level ops on
-    the CPU (an op's children are inside its time; the flush range and what it ran are not the case's)."""
+    """Kernel records from torch.profiler FunctionEvents: device kernels on CUDA, ops on the CPU (an
+    op inside another is marked nested: its time is inside its parent's; the flush range is left out)."""
     want = "CUDA" if device_kind == "cuda" else "CPU"
     out = []
     for e in events:
         if getattr(e.device_type, "name", str(e.device_type)) != want:
             continue
-        if want == "CPU" and (getattr(e, "cpu_parent", None) is not None or e.name == FLUSH_RANGE):
+        if want == "CPU" and e.name == FLUSH_RANGE:
             continue
         out.append(KernelRecord(name=e.name, duration_us=float(e.time_range.elapsed_us()),
-                                start_us=float(e.time_range.start)))
+                                start_us=float(e.time_range.start),
+                                nested=want == "CPU" and getattr(e, "cpu_parent", None) is not None))
     return out
 
 
