@@ -12,7 +12,7 @@ import sys
 from functools import partial
 from typing import Callable, Sequence
 
-from harness.cli import launch, results, runbench
+from harness.cli import benchgen, launch, results, runbench
 from harness.cli import run as run_cmd
 from harness.errors import OpbenchError
 from harness.results.interrupt import EXIT_CODE as INTERRUPTED
@@ -33,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
         ("report", "show a report as a table, markdown or an HTML page", results.add_report_arguments),
         ("run-bench", "time a bench module's cases (the Ascend run-bench workflow), optionally against a baseline operator",
          runbench.add_arguments),
+        ("bench-gen", "write the bench module of an operator file (cases from a manifest's workloads)",
+         benchgen.add_arguments),
         ("launch", "run a manifest in the cuda/npu/cpu container image (built or reused by content tag), or locally",
          launch.add_launch_arguments),
         ("reproduce", "re-run a report's manifest in the same image", launch.add_reproduce_arguments),
@@ -45,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
 def commands() -> dict[str, Command]:
     return {"validate": run_cmd.cmd_validate, "run": run_cmd.cmd_run, "compare": results.cmd_compare,
             "merge": results.cmd_merge, "report": results.cmd_report, "run-bench": runbench.cmd_run_bench,
+            "bench-gen": benchgen.cmd_bench_gen,
             "launch": partial(launch.cmd_launch, run_local=main), "reproduce": partial(launch.cmd_reproduce, run_local=main)}
 
 
