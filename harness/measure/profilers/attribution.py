@@ -49,6 +49,28 @@ def kernel_matches(name: str, kernels: Sequence[str]) -> str | None:
     return None
 
 
+def attribute_totals(totals: Sequence[tuple[str, int, float]], kernels: Sequence[str], calls: int,
+                     source: str, required: Sequence[str] = ()) -> Attribution:
+    """From per-op totals only (op_statistic.csv): one sample, the named kernels' mean time per call.
+    Totals cannot be split into calls, so there is no distribution; the count must still divide."""
+    matched = [(name, count, total) for name, count, total in totals if kernel_matches(name, kernels)]
+    if not matched:
+        raise AttributionError(f"{source}: no op type named {' or '.join(kernels)} among {len(totals)} rows")
+    launches = sum(count for _, count, _ in matched)
+    if launches % calls:
+        raise AttributionError(f"{source}: {launches} launches do not split evenly over {calls} calls")
+    seen = {kernel_matches(name, kernels) for name, _, _ in matched}
+    never = [k for k in required if k not in seen]
+    if never:
+        raise AttributionError(f"{source}: kernel(s) {', '.join(never)} named in the header never ran")
+    ops = {name: total / calls for name, _, total in totals}
+    return Attribution(samples_ms=[sum(t for _, _, t in matched) / calls / 1e3],
+                       kernels={name: count for name, count, _ in matched}, per_call=launches // calls,
+                       missing=[k for k in kernels if k not in seen],
+                       unmatched={name: count for name, count, _ in totals if not kernel_matches(name, kernels)},
+                       ops_us=ops, total_op_us=sum(ops.values()))
+
+
 def _top(counter: Counter[str], n: int = 8) -> str:
     return ", ".join(f"{name} x{c}" for name, c in counter.most_common(n)) or "no kernels at all"
 

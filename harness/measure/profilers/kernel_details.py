@@ -1,9 +1,11 @@
-"""torch_npu.profiler output: find and parse `kernel_details.csv`.
+"""torch_npu.profiler output: find and parse `kernel_details.csv` (or, without it, `op_statistic.csv`).
 
 torch_npu writes `<dir>/<host>_<pid>_<ts>_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv`, one
 row per device task, with columns including `Name`, `Type`, `Accelerator Core`, `Start Time(us)` and
 `Duration(us)` (and `Step Id` when a schedule is used). The file exists only at profiler Level0 or
-higher; at Level_none there is none, which is reported as such.
+higher; at Level_none there is none, which is reported as such. `op_statistic.csv` (columns
+`OP Type`, `Count`, `Total Time(us)`, ...) holds only totals per op type: used when kernel_details.csv
+is missing, it gives the mean per call and no distribution, and the result says so.
 """
 from __future__ import annotations
 
@@ -31,3 +33,19 @@ def find_kernel_details(root: Path) -> Path:
 
 def parse_kernel_details(path: Path) -> list[KernelRecord]:
     return kernel_records(path, NAME, DURATION, START, TYPE, CORE)
+
+
+def find_op_statistic(root: Path) -> Path | None:
+    hits = sorted(Path(root).glob("**/ASCEND_PROFILER_OUTPUT/op_statistic.csv"))
+    return hits[0] if len(hits) == 1 else None
+
+
+def parse_op_statistic(path: Path) -> list[tuple[str, int, float]]:
+    """(op type, count, total us) per row."""
+    from harness.measure.profilers.csvutil import number, read_rows
+    out = []
+    for row in read_rows(path, ("OP Type", "Count", "Total Time(us)")):
+        total, count = number(row["Total Time(us)"]), number(row["Count"])
+        if total is not None and count is not None:
+            out.append((row["OP Type"], int(count), total))
+    return out

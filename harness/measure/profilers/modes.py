@@ -3,8 +3,9 @@
 - `events` (default, every device): the harness Sampler (device events on the harness stream, cache
   flush outside the timed region, noise-based stopping rule); times the whole callable.
 - `torch-profiler` (cpu, cuda): torch.profiler (CUPTI on CUDA) kernel durations of the named kernels.
-- `torch-npu-profiler` (npu): torch_npu.profiler, durations from kernel_details.csv, as triton-ascend's
-  do_bench_npu does (warmup calls profiled and dropped).
+- `torch-npu-profiler` (npu): torch_npu.profiler as the workflow runs it (Level1,
+  schedule(wait=0, warmup=warmup, active=repeats, repeat=1, skip_first=1), one step per call),
+  durations from kernel_details.csv, or totals from op_statistic.csv when that is all there is.
 - `msprof` (npu): the case runs in a child process under CANN's msprof; task durations from op_summary.
 - `perf-counter` (every device): the host clock around each call, the device synchronized before
   and after it (the workflow's simplest protocol: launch and sync overhead included).
@@ -29,8 +30,10 @@ from harness.measure.devices import Device
 from harness.spec.model import BenchConfig
 from harness.measure.timing import Sampler, sample_until_stopped, summarize
 from harness.results.trace import TimingStats
-from harness.measure.profilers.attribution import Attribution, AttributionError, KernelRecord, attribute
-from harness.measure.profilers.kernel_details import find_kernel_details, parse_kernel_details
+from harness.measure.profilers.attribution import (Attribution, AttributionError, KernelRecord, attribute,
+                                                   attribute_totals)
+from harness.measure.profilers.kernel_details import (find_kernel_details, find_op_statistic, parse_kernel_details,
+                                                      parse_op_statistic)
 from harness.measure.profilers.msprof import load_msprof_records, msprof_command
 
 MODES = ("events", "torch-profiler", "torch-npu-profiler", "msprof", "perf-counter")
@@ -171,20 +174,33 @@ def run_torch_npu_profiler(device: Device, case: CaseRun, cfg: BenchConfig, work
     from torch_npu import profiler as npu_prof
 
     out = Path(tempfile.mkdtemp(prefix="npu-prof-", dir=workdir))
-    exp = npu_prof._ExperimentalConfig(profiler_level=npu_prof.ProfilerLevel.Level0, l2_cache=False,
+    exp = npu_prof._ExperimentalConfig(profiler_level=npu_prof.ProfilerLevel.Level1, l2_cache=False,
                                        data_simplification=False)
-    with device.stream():
-        case.fn()
-        device.synchronize()
+    # the workflow's schedule: one step per call, the first skipped, `warmup` steps not recorded,
+    # `repeats` recorded; the device is synchronized at each step so its tasks stay in it
     start = time.perf_counter()
-    with npu_prof.profile(activities=[npu_prof.ProfilerActivity.NPU],
-                          schedule=npu_prof.schedule(wait=0, warmup=0, active=1, repeat=1, skip_first=0),
-                          on_trace_ready=npu_prof.tensorboard_trace_handler(str(out)),
-                          experimental_config=exp) as prof:
-        calls = _profile_loop(device, case, cfg.cache == "cold")
-        prof.step()
-    path = find_kernel_details(out)
-    att = attribute(parse_kernel_details(path), case.kernels, calls, case.warmup, str(path), case.required)
+    with device.stream(), npu_prof.profile(
+            activities=[npu_prof.ProfilerActivity.CPU, npu_prof.ProfilerActivity.NPU],
+            schedule=npu_prof.schedule(wait=0, warmup=case.warmup, active=case.repeats, repeat=1, skip_first=1),
+            on_trace_ready=npu_prof.tensorboard_trace_handler(str(out)), experimental_config=exp) as prof:
+        for _ in range(1 + case.warmup + case.repeats):
+            if cfg.cache == "cold":
+                device.flush_cache()
+            case.fn()
+            device.synchronize()
+            prof.step()
+    calls = case.repeats  # only the active steps are in the files
+    try:
+        path = find_kernel_details(out)
+    except AttributionError:
+        totals = find_op_statistic(out)
+        if totals is None:
+            raise
+        att = attribute_totals(parse_op_statistic(totals), case.kernels, calls, str(totals), case.required)
+        result = _result("torch-npu-profiler", att, cfg.cache, time.perf_counter() - start, calls, str(totals))
+        result.details["aggregate_only"] = "op_statistic.csv: totals per op type, no per-call distribution"
+        return result
+    att = attribute(parse_kernel_details(path), case.kernels, calls, 0, str(path), case.required)
     return _result("torch-npu-profiler", att, cfg.cache, time.perf_counter() - start, calls, str(path))
 
 

@@ -62,3 +62,18 @@ def test_missing_columns_are_named(tmp_path: Path) -> None:
     bad.write_text("Name,Type\nk,k\n")
     with pytest.raises(ValueError, match=r"Duration\(us\)"):
         parse_kernel_details(bad)
+
+
+def test_without_kernel_details_the_op_statistic_totals_give_the_mean_per_call() -> None:
+    from harness.measure.profilers.attribution import attribute_totals
+    from harness.measure.profilers.kernel_details import find_op_statistic, parse_op_statistic
+    root = FIXTURES / "torch_npu_profiler_level_none"
+    with pytest.raises(AttributionError, match="no ASCEND_PROFILER_OUTPUT/kernel_details.csv"):
+        find_kernel_details(root)
+    path = find_op_statistic(root)
+    assert path is not None
+    att = attribute_totals(parse_op_statistic(path), ["rmsnorm"], calls=10, source=str(path), required=["rmsnorm"])
+    assert att.samples_ms == [pytest.approx(20.45e-3)] and att.per_call == 1  # the 10 active calls' mean
+    assert att.unmatched == {"ZerosLike": 10, "MEMCPY_ASYNC": 1} and att.total_op_us == pytest.approx(20.45 + 180 + 0.32)
+    with pytest.raises(AttributionError, match="rmsnorm_bwd named in the header never ran"):
+        attribute_totals(parse_op_statistic(path), ["rmsnorm", "rmsnorm_bwd"], 10, str(path), ["rmsnorm", "rmsnorm_bwd"])
