@@ -145,14 +145,20 @@ REQUIRED_PACKAGE = {"triton-wrapper": "triton", "tilelang-wrapper": "tilelang"}
 
 
 def build_module_api(api: Any, device: Any) -> Any:
-    """torch-module entry points: `cls()` moved to the device (`.npu()` / `.cuda()` / plain) in eval mode."""
+    """torch-module entry points: `cls()` moved to the device (`.npu()` / `.cuda()` / plain) in eval
+    mode; a bound method of a module (`Model().forward`) has its module moved and stays bound."""
     import torch
+    if inspect.ismethod(api) and isinstance(api.__self__, torch.nn.Module):
+        api.__self__.to(device.torch_device).eval()
+        return api
     if isinstance(api, type) and issubclass(api, torch.nn.Module):
         api = api()
     return api.to(device.torch_device).eval()
 
 
 def parse_cases(raw: Any, origin: str) -> list[BenchCase]:
+    if inspect.isgenerator(raw) or isinstance(raw, type(iter(()))):  # the workflow accepts a generator too
+        raw = [c for _, c in zip(range(MAX_CASES + 1), raw)]
     if not isinstance(raw, (list, tuple)):
         raise BenchModuleError(origin, [f"build_bench_cases() must return a list of dicts, got {type(raw).__name__}"])
     problems: list[str] = []
@@ -274,7 +280,8 @@ def load_bench(operator_file: Path, bench_file: Path | None, device: Any) -> Loa
                                         f"file {operator_file.name} (an optimisation round would time the wrong code)"])
     if header.api_kind == "torch-module":
         import torch
-        if not ((isinstance(api, type) and issubclass(api, torch.nn.Module)) or isinstance(api, torch.nn.Module)):
+        bound = inspect.ismethod(api) and isinstance(api.__self__, torch.nn.Module)
+        if not ((isinstance(api, type) and issubclass(api, torch.nn.Module)) or isinstance(api, torch.nn.Module) or bound):
             raise BenchModuleError(origin, [f"api-kind torch-module: build_operator_api returned "
                                             f"{type(api).__name__}, not a torch.nn.Module (class or instance)"])
         api = build_module_api(api, device)

@@ -129,6 +129,17 @@ def test_torch_module_is_built_on_the_device_in_eval_mode(tmp_path: Path, cpu) -
     assert torch.equal(loaded.api(x), x * 2)
 
 
+def test_forms_the_workflow_accepts_a_bound_forward_and_a_generator_of_cases(tmp_path: Path, cpu) -> None:
+    opf, benchf = write_pair(tmp_path, "torch-module")
+    benchf.write_text(benchf.read_text().replace("return operator_module.Scale", "return operator_module.Scale().forward"))
+    loaded = load_bench(opf, benchf, cpu)
+    assert not loaded.api.__self__.training and torch.equal(loaded.api(torch.ones(2)), torch.full((2,), 2.0))
+    cases = parse_cases((dict(id=f"c{i}") for i in range(3)), "b.py")
+    assert [c.id for c in cases] == ["c0", "c1", "c2"]
+    with pytest.raises(BenchModuleError, match="at most 20"):
+        parse_cases((dict(id=f"c{i}") for i in range(10 ** 9)), "b.py")  # read no further than the limit allows
+
+
 def test_default_bench_file_is_bench_underscore_operator(tmp_path: Path, cpu) -> None:
     opf, _ = write_pair(tmp_path, "torch-function")
     assert load_bench(opf, None, cpu).header.api_name == "scale"
