@@ -295,13 +295,70 @@ def _cross_check(doc: dict[str, Any], loc: Locator) -> list[FieldError]:
         names[key] = i
         if "definition" in s and s["definition"] != d["name"]:
             err(sp + ("definition",), f"solution is for {s['definition']!r}, this manifest defines {d['name']!r}")
-        entry_file = s["entry_point"].split("::")[0]
+        entry_file, _, symbol = s["entry_point"].partition("::")
         if not (base / entry_file).is_file():
             err(sp + ("entry_point",), f"entry file {entry_file!r} does not exist (looked in {display(base)})")
+        elif s.get("expected_status", "PASSED") != "COMPILE_ERROR":
+            sources = [base / src for src in s.get("sources", []) if (base / src).is_file()]
+            problem = entry_problem(base / entry_file, symbol, s["language"], sources)
+            if problem:
+                err(sp + ("entry_point",), problem)
         for j, src in enumerate(s.get("sources", [])):
             if not (base / src).is_file():
                 err(sp + ("sources", j), f"source file {src!r} does not exist (looked in {display(base)})")
     return errs
+
+
+CPP_LANGUAGES = ("cuda_cpp", "cutlass", "cudnn", "cublas")
+
+
+def _near(name: str, names: Any) -> str:
+    import difflib
+    close = difflib.get_close_matches(name, sorted(names), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def entry_problem(file: Path, symbol: str, language: str, sources: list[Path]) -> str | None:
+    """Why `symbol` cannot be the entry point of `file`, found without running it: a Python file's
+    top-level names (AST), or, for C++, the symbol anywhere in its sources (the export names it);
+    None when it is there or cannot be told (a syntax error is the build's to report, `import *`)."""
+    import ast
+    import re
+    try:
+        text = read_text(file)
+    except ManifestError:
+        return None  # reported where the file is read for the run
+    if language in CPP_LANGUAGES:
+        texts = [text] + [read_text(p) for p in sources if p.suffix in (".cu", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".cuh")]
+        if any(re.search(rf"\b{re.escape(symbol)}\b", t) for t in texts):
+            return None
+        exported = {m for t in texts for m in re.findall(r'm\.def\(\s*"([A-Za-z_][A-Za-z0-9_]*)"', t)}
+        return (f"no {symbol!r} in {file.name} or its sources: the extension must export it "
+                f"(m.def(\"{symbol}\", ...)){_near(symbol, exported)}")
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    names: set[str] = set()
+    todo = list(tree.body)
+    while todo:  # top-level statements, and those in top-level if/try/with/for blocks (maybe defined)
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any(a.name == "*" for a in node.names):
+                return None  # names only running it would tell
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
+            todo += [n for field in ("body", "orelse", "finalbody") for n in getattr(node, field, [])]
+            todo += [n for h in getattr(node, "handlers", []) for n in h.body]
+    if symbol in names:
+        return None
+    return f"{file.name} defines no top-level {symbol!r}{_near(symbol, names)}"
 
 
 def _axes_text(values: dict[str, Any]) -> str:

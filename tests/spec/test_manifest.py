@@ -100,6 +100,21 @@ def test_schema_errors_do_not_hide_cross_check_errors(write_manifest) -> None:
     assert {("definition", "inputs", "x", "dtype"), ("definition", "inputs", "w", "shape", 0)} <= paths
 
 
+def test_a_misspelled_entry_symbol_is_found_without_running_the_solution(write_manifest, tmp_path: Path) -> None:
+    (tmp_path / "k.cu").write_text('#include <torch/extension.h>\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("axpy", &axpy); }\n')
+    (tmp_path / "k.py").write_text("import sys\nif sys.platform:\n    def axpy(x, w):\n        return x\n")
+    def edit(d: dict[str, Any]) -> None:
+        d["solutions"] = [solution("py", "good.py", entry_point=f"{ROOT / 'tests/solutions/good.py'}::rnu"),
+                          {"name": "cu", "language": "cuda_cpp", "entry_point": f"{tmp_path / 'k.cu'}::axpyy"},
+                          {"name": "cond", "language": "pytorch", "entry_point": f"{tmp_path / 'k.py'}::axpy"}]
+    with pytest.raises(ManifestError) as info:
+        load_manifest(write_manifest(mutate(edit)))
+    text = str(info.value)
+    assert "good.py defines no top-level 'rnu' (did you mean 'run'?)" in text
+    assert "no 'axpyy' in k.cu or its sources" in text and "did you mean 'axpy'?" in text
+    assert "solutions[2]" not in text  # defined inside a top-level if: it may exist
+
+
 def test_error_in_included_file_names_that_file(tmp_path: Path) -> None:
     (tmp_path / "sols").mkdir()
     (tmp_path / "sols" / "a.yaml").write_text(yaml.safe_dump({"name": "a", "language": "cobol", "entry_point": "x.py::run"}))
