@@ -15,6 +15,7 @@ import os
 import secrets
 import select
 import signal
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -58,6 +59,24 @@ def spawn_env(extra: dict[str, str]) -> Iterator[None]:
             os.environ.pop(k, None)
 
 
+@contextlib.contextmanager
+def main_not_reimported() -> Iterator[None]:
+    """The caller's `__main__` hidden from multiprocessing while a worker is spawned, so the worker
+    does not re-run the calling script (a script without an `if __name__ == "__main__":` guard, or a
+    notebook, can start runs): the worker's entry point is a module function and needs nothing of it."""
+    main = sys.modules.get("__main__")
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if main is not None and k in main.__dict__}
+    try:
+        if main is not None:
+            main.__dict__.pop("__file__", None)
+            main.__dict__["__spec__"] = None
+        yield
+    finally:
+        if main is not None:
+            main.__dict__.pop("__spec__", None)
+            main.__dict__.update(saved)
+
+
 class Worker:
     """One spawned process in its own sandbox; `call(command, timeout=...)` returns its typed reply.
 
@@ -85,7 +104,7 @@ class Worker:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         self.box = sandbox.make(self.policy, self.label, self.key)
         self.proc = ctx.Process(target=worker.main, args=(child, str(self.log), self.box), name=f"opbench-{self.label}")
-        with spawn_env(WORKER_ENV):
+        with spawn_env(WORKER_ENV), main_not_reimported():
             self.proc.start()
         child.close()
         return self
