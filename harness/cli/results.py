@@ -46,7 +46,8 @@ def add_compare_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", type=Path, help="also write the rows as JSON here")
     p.add_argument("--table-format", default="simple", help="tabulate format of the terminal table")
     p.add_argument("--fail-on-regression", action="store_true", help="exit 1 if anything is SLOWER or BROKEN")
-    p.add_argument("--strict", action="store_true", help="exit 1 also on UNCERTAIN or MISSING")
+    p.add_argument("--strict", action="store_true", help="exit 1 also on UNCERTAIN or MISSING, and call FASTER/SLOWER "
+                   "even on NOISY or few-sample rows")
 
 
 def add_merge_arguments(p: argparse.ArgumentParser) -> None:
@@ -68,7 +69,9 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
 def cmd_compare(args: argparse.Namespace) -> int:
     """Exit codes: 0 no gated verdict; 1 a gated verdict (see --fail-on-regression/--strict); 2 bad input."""
     base, new = Report.load(args.base), Report.load(args.new)
-    settings = compare.Settings(args.threshold, args.confidence, args.resamples, args.seed, args.normalize)
+    settings = compare.Settings(args.threshold, args.confidence, args.resamples, args.seed, args.normalize, args.strict)
+    for line in compare.settings_differ(base, new):
+        print(f"warning: the runs differ in {line}", file=sys.stderr)
     rows = compare.compare_traces(base.traces, new.traces, settings)
     md = compare.render_markdown(rows, settings, args.base.name, args.new.name)
     if args.markdown is not None and str(args.markdown) == "-":

@@ -6,7 +6,9 @@ confidence interval for the ratio of medians (new / base), and
 - SLOWER  when the interval lies above 1 and the ratio is beyond 1 + threshold,
 - FASTER  when the interval lies below 1 and the ratio is beyond 1 / (1 + threshold),
 - SAME    when the whole interval lies inside [1 / (1 + threshold), 1 + threshold],
-- UNCERTAIN otherwise (too noisy, or too few samples, to call it either way).
+- UNCERTAIN otherwise (too noisy, or too few samples, to call it either way); and also when a
+  side was flagged NOISY or has fewer than MIN_SAMPLES samples, unless `strict` (a noisy run must
+  not fail --fail-on-regression by itself).
 
 So a real but tiny change is SAME, a large change is only called when the data support it, and
 noise never turns into a verdict. The threshold is symmetric in log space: +5% slower and 1.05x
@@ -56,6 +58,10 @@ class Settings:
     resamples: int = 2000
     seed: int = 0               # fixed: the same two reports always give the same verdicts
     normalize: bool = False     # compare solution/reference ratios instead of latencies
+    strict: bool = False        # call FASTER/SLOWER even on NOISY or few-sample sides
+
+
+MIN_SAMPLES = 10  # fewer raw samples on a side than this: a verdict only under --strict
 
 
 @dataclass(frozen=True)
@@ -153,9 +159,33 @@ def compare_pair(b: Trace, n: Trace, settings: Settings) -> Row:
     row.interval = bootstrap_ratio(b.timing.samples_ms, n.timing.samples_ms, settings, *refs)
     row.verdict = decide(row.interval, settings.threshold)
     noisy = [side for side, t in (("base", b), ("new", n)) if any(f.startswith("NOISY") for f in t.flags)]
-    if noisy:
-        row.note = f"{' and '.join(noisy)} NOISY"
+    few = [side for side, t in (("base", b), ("new", n)) if len(t.timing.samples_ms) < MIN_SAMPLES]  # type: ignore[union-attr]
+    why = [f"{' and '.join(noisy)} NOISY"] if noisy else []
+    why += [f"{' and '.join(few)} under {MIN_SAMPLES} samples"] if few else []
+    if why:
+        row.note = "; ".join(why)
+        if row.verdict in (Verdict.FASTER, Verdict.SLOWER) and not settings.strict:
+            row.note += f" ({row.verdict} by the samples; --strict calls it)"
+            row.verdict = Verdict.UNCERTAIN
     return row
+
+
+def settings_differ(base: Any, new: Any) -> list[str]:
+    """What differs between two reports' runs that changes the numbers: cache mode, timer, graphs,
+    fresh inputs, the timers that produced the samples, the problems."""
+    out = []  # the device is said by the caller, with what --normalize does about it
+    b_bench = (base.parts[0].bench or {}) if base.parts else {}
+    n_bench = (new.parts[0].bench or {}) if new.parts else {}
+    for key in ("cache", "timer", "cuda_graph", "fresh_inputs", "mode"):
+        if b_bench.get(key) != n_bench.get(key):
+            out.append(f"{key}: {b_bench.get(key)} vs {n_bench.get(key)}")
+    modes = [sorted({t.timing.mode for t in r.traces if t.timing is not None}) for r in (base, new)]
+    if modes[0] and modes[1] and modes[0] != modes[1]:
+        out.append(f"timers: {', '.join(modes[0])} vs {', '.join(modes[1])}")
+    problems = [sorted({t.definition for t in r.traces}) for r in (base, new)]
+    if problems[0] != problems[1]:
+        out.append(f"problems: {', '.join(problems[0]) or '-'} vs {', '.join(problems[1]) or '-'}")
+    return out
 
 
 def compare_traces(base: Sequence[Trace], new: Sequence[Trace], settings: Settings = Settings()) -> list[Row]:

@@ -106,3 +106,22 @@ def test_cli_gate_and_outputs(report_files: tuple[Path, Path], tmp_path: Path, c
     assert main(["compare", base, new, "--fail-on-regression", "--threshold", "50%"]) == 0
     assert main(["compare", base, base, "--strict"]) == 0
     assert main(["compare", base, str(tmp_path / "absent.json")]) == 2
+
+
+def test_a_noisy_or_thin_side_is_uncertain_unless_strict() -> None:
+    base = trace(sol_ms=samples(1.0, seed=1))
+    noisy = trace(sol_ms=samples(1.3, seed=2), flags=["NOISY(max_time_s (3) reached)"])
+    thin = trace(sol_ms=samples(1.3, n=6, seed=3))
+    for new in (noisy, thin):
+        row = compare_traces([base], [new], Settings())[0]
+        assert row.verdict == Verdict.UNCERTAIN and "(SLOWER by the samples; --strict calls it)" in row.note
+        assert compare_traces([base], [new], Settings(strict=True))[0].verdict == Verdict.SLOWER
+
+
+def test_compare_warns_when_the_runs_differ_in_settings() -> None:
+    from harness.results.compare import settings_differ
+    from dataclasses import replace
+    a, b = report([trace(sol_ms=samples(1.0))]), report([trace(definition="other", sol_ms=samples(1.0))])
+    b = replace(b, parts=(replace(b.parts[0], bench={"cache": "warm", "timer": "events"}),))
+    said = settings_differ(a, b)
+    assert "cache: None vs warm" in said and "timer: None vs events" in said and "problems: op vs other" in said
