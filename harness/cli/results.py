@@ -14,7 +14,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from harness.cli.run import exit_status, finish
+from harness.cli.run import add_export_arguments, exit_status, finish, write_exports
 from harness.results import compare
 from harness.results.html import render_html
 from harness.results.merge import merge
@@ -64,6 +64,7 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--markdown", type=Path, help="write markdown tables ('-' = stdout instead of the terminal table)")
     p.add_argument("--title", help="page title")
     p.add_argument("--table-format", default="simple")
+    add_export_arguments(p)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -116,4 +117,5 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.html is not None:
         atomic_write(args.html, render_html(report, args.title))
         print(f"html: {args.html}")
+    write_exports(report, args.junit, args.csv)
     return exit_status(report)

@@ -52,7 +52,24 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    "(1-based; see `harness merge`)")
     p.add_argument("--owner", type=_owner, help="UID:GID to hand the output files to (the container launcher "
                    "runs the harness as root, so that each worker can get a uid of its own)")
+    add_export_arguments(p)
     add_knob_options(p)  # generated from BenchConfig's knob table (harness/spec/knobs.py)
+
+
+def add_export_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--junit", type=Path, help="also write JUnit XML (a test case per solution and workload)")
+    p.add_argument("--csv", type=Path, help="also write CSV (a line per solution and workload)")
+
+
+def write_exports(report: Report, junit: Path | None, csv_path: Path | None) -> None:
+    from harness.results.export import to_csv, to_junit
+    from harness.results.report import atomic_write
+    if junit is not None:
+        atomic_write(junit, to_junit(report))
+        print(f"junit: {junit}")
+    if csv_path is not None:
+        atomic_write(csv_path, to_csv(report))
+        print(f"csv: {csv_path}")
 
 
 def _owner(text: str) -> tuple[int, int]:
@@ -131,6 +148,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                          owner=args.owner,
                          problem=upstream_problem(target, args.definition, workload_files, solution_files))
     outcome = run(request, make_progress(args.quiet))
+    write_exports(outcome.report, args.junit, args.csv)
     rc = finish(outcome.report, args.table_format, outcome.headline, (outcome.json_path, outcome.jsonl_path))
     return INTERRUPTED if outcome.interrupted else rc
 
