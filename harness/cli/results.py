@@ -111,7 +111,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.markdown is not None and str(args.markdown) == "-":
         print(md)
     else:
-        print(render_table(report.traces, args.table_format))
+        print(render_table(report.traces, args.table_format, None if args.wide else 120))
         if args.markdown is not None:
             atomic_write(args.markdown, md + "\n")
     if args.html is not None:

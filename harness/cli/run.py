@@ -13,7 +13,7 @@ from pathlib import Path
 from harness.errors import InputError
 from harness.measure.profilers.modes import MODES
 from harness.paths import MANIFESTS_DIR
-from harness.results.render import outcome_lines, render_table
+from harness.results.render import WIDTH, outcome_lines, render_table
 from harness.results.trace import Status
 from harness.results.report import Report
 from harness.results.interrupt import EXIT_CODE as INTERRUPTED
@@ -57,6 +57,7 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_export_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--wide", action="store_true", help="every column, notes unwrapped (default: fit 120 columns)")
     p.add_argument("--junit", type=Path, help="also write JUnit XML (a test case per solution and workload)")
     p.add_argument("--csv", type=Path, help="also write CSV (a line per solution and workload)")
 
@@ -149,13 +150,15 @@ def cmd_run(args: argparse.Namespace) -> int:
                          problem=upstream_problem(target, args.definition, workload_files, solution_files))
     outcome = run(request, make_progress(args.quiet))
     write_exports(outcome.report, args.junit, args.csv)
-    rc = finish(outcome.report, args.table_format, outcome.headline, (outcome.json_path, outcome.jsonl_path))
+    rc = finish(outcome.report, args.table_format, outcome.headline, (outcome.json_path, outcome.jsonl_path), args.wide)
     return INTERRUPTED if outcome.interrupted else rc
 
 
-def finish(report: Report, table_format: str, headline: str, paths: tuple[Path, Path] | None = None) -> int:
+def finish(report: Report, table_format: str, headline: str, paths: tuple[Path, Path] | None = None,
+           wide: bool = False) -> int:
     """The epilogue of every command that ends in a report: 0 when everything is as expected, else 1."""
-    print(render_table(report.traces, table_format) if report.traces else "no work in this run (an empty shard?)")
+    print(render_table(report.traces, table_format, None if wide else WIDTH) if report.traces
+          else "no work in this run (an empty shard?)")
     print(headline)
     if paths:
         print(f"report: {paths[0]}\ntraces: {paths[1]}")

@@ -10,10 +10,15 @@ from typing import Iterable, Sequence
 from tabulate import tabulate
 
 from harness.results.report import Report
-from harness.results.trace import NOT_RUN, Trace
+from harness.results.trace import NOT_RUN, Status, Trace
 from harness.spec.text import clean
 
-HEADERS = ["solution", "language", "status", "latency", "iqr", "reference", "speedup", "GB/s", "TFLOP/s", "SOL", "notes"]
+HEADERS = ["solution", "language", "status", "latency", "iqr", "reference", "speedup", "GB/s", "FLOP/s", "SOL", "notes"]
+WIDTH = 120      # the terminal table fits this many columns: notes wrap into what is left (`--wide`: no limit)
+MIN_NOTES = 20   # ... but never narrower than this
+MAX_NAME = 20    # a longer solution name wraps in the 120-column table
+NARROW_DROPS = ("language", "iqr")  # columns the 120-column table leaves out (`--wide` shows them)
+MAX_NOTE = 300   # characters of a row's message in its notes (cut at a word, marked with ...)
 
 
 def fmt_time(ms: float | None) -> str:
@@ -30,19 +35,40 @@ def _num(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
+def si(value: float | None) -> str:
+    """A rate with the SI prefix that fits it (a CPU's 35.2G FLOP/s, a GPU's 1.20P), not 0.00 T."""
+    if value is None:
+        return "-"
+    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{prefix}"
+    return f"{value:.3g}"
+
+
+def _note(message: str) -> str:
+    first = message.splitlines()[0]
+    if len(first) <= MAX_NOTE:
+        return first
+    return first[:MAX_NOTE].rsplit(" ", 1)[0] + " ..."
+
+
 def row(t: Trace) -> list[str]:
     tm, ref = t.timing, t.reference_timing
     notes = list(t.flags)
     message = clean(t.message).strip()
     if message:
-        notes.append(message.splitlines()[0][:90])
+        notes.append(_note(message))
     if not t.as_expected and t.expected_status != "PASSED":
         notes.append(f"expected {t.expected_status}")
+    if t.as_expected and t.status != Status.PASSED and t.status not in NOT_RUN:
+        notes.insert(0, "as expected")  # a deliberately broken solution that got its status: not an error
+    status = str(t.status)
     sol = t.throughput.get("sol_fraction")
-    cells = [t.solution, t.language, str(t.status), fmt_time(tm.median_ms if tm else None),
+    cells = [t.solution, t.language, status, fmt_time(tm.median_ms if tm else None),
              fmt_time(tm.iqr_ms if tm else None), fmt_time(ref.median_ms if ref else None),
              "-" if t.speedup is None else f"{t.speedup:.2f}x", _num(t.throughput.get("gb_per_s"), ".1f"),
-             _num(t.throughput.get("tflop_per_s"), ".2f"), "-" if sol is None else f"{sol * 100:.1f}%", "; ".join(notes)]
+             si(t.throughput["tflop_per_s"] * 1e12 if t.throughput.get("tflop_per_s") is not None else None),
+             "-" if sol is None else f"{sol * 100:.1f}%", "; ".join(notes)]
     return [clean(cell).replace("\n", " ") for cell in cells]  # a cell is one line with no escape codes
 
 
@@ -58,10 +84,24 @@ def _title(group: Sequence[Trace]) -> str:
     return clean(f"{group[0].definition} / {group[0].workload} ({axes})").replace("\n", " ")
 
 
-def render_table(traces: Sequence[Trace], fmt: str = "simple") -> str:
+def render_table(traces: Sequence[Trace], fmt: str = "simple", width: int | None = WIDTH) -> str:
+    """A table per workload; with `width`, the notes column wraps (at words) so a line fits it."""
     parts = []
     for group in group_by_workload(traces).values():
-        parts += [_title(group), tabulate([row(t) for t in group], headers=HEADERS, tablefmt=fmt, disable_numparse=True), ""]
+        rows, headers = [row(t) for t in group], list(HEADERS)
+        table = tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True)
+        if width is not None:
+            keep = [i for i, h in enumerate(HEADERS) if h not in NARROW_DROPS]
+            rows, headers = [[r[i] for i in keep] for r in rows], [HEADERS[i] for i in keep]
+            notes = max(len(headers[-1]), *(len(r[-1]) for r in rows))
+            for _ in range(2):  # wrap the notes by what the widest line is over, measured
+                table = tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True,
+                                 maxcolwidths=[MAX_NAME] + [None] * (len(headers) - 2) + [notes])
+                over = max(len(line) for line in table.splitlines()) - width
+                if over <= 0 or notes <= MIN_NOTES:
+                    break
+                notes = max(MIN_NOTES, notes - over)
+        parts += [_title(group), table, ""]
     return "\n".join(parts)
 
 
