@@ -37,6 +37,7 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device-index", type=int, default=0)
     p.add_argument("--out", type=Path, default=Path("out"), help="folder for the JSON/JSONL reports")
     p.add_argument("--seed", type=int, help="private run seed (default: random; recorded in the report)")
+    p.add_argument("--resume", type=Path, help="an interrupted run's report (REPORT.json): keep its rows, run the rest")
     p.add_argument("--solution", action="append", default=[],
                    help="only this solution (repeatable); a .json file: that upstream solution (hpc-bench's --solution)")
     p.add_argument("--workload", action="append", default=[],
@@ -147,7 +148,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                          solutions=solutions, workloads=workloads,
                          overrides=knob_overrides(args), mode=args.mode, seed=args.seed,
                          owner=args.owner,
-                         problem=upstream_problem(target, args.definition, workload_files, solution_files))
+                         problem=upstream_problem(target, args.definition, workload_files, solution_files),
+                         resume=args.resume)
     outcome = run(request, make_progress(args.quiet))
     write_exports(outcome.report, args.junit, args.csv)
     rc = finish(outcome.report, args.table_format, outcome.headline, (outcome.json_path, outcome.jsonl_path), args.wide)

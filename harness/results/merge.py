@@ -45,7 +45,7 @@ def _shards(reports: Sequence[Report]) -> Shards | None:
     return Shards(counts.pop(), tuple(sorted(indices)))
 
 
-def _expected(suite: SuitePlan | None, shards: Shards | None) -> list[Key]:
+def expected_keys(suite: SuitePlan | None, shards: Shards | None) -> list[Key]:
     """Every trace the suite (only the given shards' share) produces, in run order."""
     if suite is None:
         return []
@@ -79,7 +79,7 @@ def merge(reports: Sequence[Report], *, allow_partial: bool = False, failures: S
             traces.append(t)
 
     # a run of one shard answers for that shard; a merge, for the whole suite
-    missing = [k for k in _expected(suite, shards if explicit_shards else None) if k not in seen]
+    missing = [k for k in expected_keys(suite, shards if explicit_shards else None) if k not in seen]
     if not allow_partial:
         if shards is not None and not shards.complete and not explicit_shards:
             absent = ", ".join(f"{i}/{shards.count}" for i in range(1, shards.count + 1) if i not in shards.indices)

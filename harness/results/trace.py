@@ -26,6 +26,7 @@ class Status(str, Enum):
     SKIPPED = "SKIPPED"                  # not for this device: not a failure
     INVALID_REFERENCE = "INVALID_REFERENCE"  # the manifest's reference raised, hung or broke its declared outputs
     UNSUPPORTED = "UNSUPPORTED"          # this machine lacks the solution's toolchain (cutlass headers, cudnn...)
+    INTERRUPTED = "INTERRUPTED"          # the run was stopped (Ctrl-C, SIGTERM) before this row ran: --resume runs it
 
     def __str__(self) -> str:
         return self.value

@@ -9,7 +9,7 @@ correctness only, every other status neither). opbench's own trace rides alongsi
 
 Statuses upstream does not have are mapped: what opbench calls cheating (TAMPERED, HIDDEN_WORK,
 INPUT_MUTATED, INVALID_OUTPUT) is SOL-ExecBench's REWARD_HACK, OUT_OF_MEMORY a RUNTIME_ERROR.
-SKIPPED and UNSUPPORTED rows were not run and are not written. FlashInfer-Bench's model knows neither
+SKIPPED, UNSUPPORTED and INTERRUPTED rows were not run and are not written. FlashInfer-Bench's model knows neither
 REWARD_HACK nor INVALID_REFERENCE; its consumers read them as failures.
 """
 from __future__ import annotations
@@ -85,7 +85,7 @@ def upstream_traces(report: Report, manifests: Iterable[Manifest]) -> list[dict[
     libs, hardware = _libs(report), report.device_name
     out = []
     for t in report.traces:
-        if t.status in NOT_RUN:
+        if t.status in NOT_RUN or t.status == Status.INTERRUPTED:
             continue
         found = by_key.get((t.definition, t.workload))
         workload = (workload_object(found[0].definition.axes, found[1]) if found else

@@ -16,9 +16,10 @@ from typing import Any, Mapping
 from harness.benchmod.run import run_bench_module
 from harness.errors import InputError
 from harness.execute.containment import descendants, guard_parent, kill_strays
-from harness.results.merge import merge
+from harness.results.merge import key_of, merge
 from harness.results.report import Failure, Report, Shards
 from harness.results.interrupt import signals_stop_the_run, stopped
+from harness.results.trace import Status
 from harness.run.multidevice import parse_devices, run_on_devices
 from harness.run.progress import RunProgress
 from harness.run.runner import RunOptions, resolve_device
@@ -45,6 +46,7 @@ class RunRequest:
     seed: int | None = None           # private run seed; drawn at random when None
     owner: tuple[int, int] | None = None  # uid, gid the output files are handed to (the container runs as root)
     problem: Any = None               # upstream files named one by one (`spec.flashinfer.Problem`), else None
+    resume: Path | None = None        # an earlier (interrupted) report of this run: its rows are kept, not re-run
 
 
 @dataclass(frozen=True)
@@ -73,11 +75,30 @@ def run(request: RunRequest, progress: RunProgress) -> RunOutcome:
     return RunOutcome(report, json_path, jsonl_path, headline, interrupted)
 
 
+def _resumed(path: Path) -> Report:
+    """An earlier report to go on from: its rows as they were, without the note that it was stopped."""
+    try:
+        previous = Report.load(path)
+    except Exception as exc:  # noqa: BLE001  (any unreadable report is bad input)
+        raise InputError(f"--resume {path}: not a report opbench can read ({exc})") from None
+    kept = tuple(f for f in previous.failures if not (f.where == "run" and f.message.startswith("interrupted")))
+    finished = tuple(t for t in previous.traces if t.status != Status.INTERRUPTED)
+    return replace(previous, traces=finished, failures=kept, suite=None, shards=None)  # the plan is this run's
+
+
 def _interrupted(report: Report, why: str) -> Report:
-    """`report` with a failure saying the run was stopped, and how much of it finished."""
-    missing = f"; {report.missing} never ran" if report.missing else ""
-    return replace(report, failures=(*report.failures, Failure(
-        where="run", message=f"{why}: the report holds the {len(report.traces)} result(s) finished before it{missing}")))
+    """`report` with a failure saying the run was stopped, and how much of it finished; every row of
+    the plan that never ran is an INTERRUPTED row (`--resume REPORT` runs those)."""
+    from harness.results.merge import expected_keys
+    from harness.results.trace import Trace
+    have = {key_of(t) for t in report.traces}
+    left = [Trace(definition=d, workload=w, axes={}, solution=s, language="-", device=report.device,
+                  status=Status.INTERRUPTED, message=f"{why} before this row ran")
+            for d, w, s in expected_keys(report.suite, report.shards) if (d, w, s) not in have]
+    finished = len(report.traces)
+    missing = f"; {len(left)} never ran (INTERRUPTED: --resume runs them)" if left else ""
+    return replace(report, traces=(*report.traces, *left), missing=0, failures=(*report.failures, Failure(
+        where="run", message=f"{why}: the report holds the {finished} result(s) finished before it{missing}")))
 
 
 def hand_over(out: Path, owner: tuple[int, int]) -> None:
@@ -102,7 +123,11 @@ def _run(request: RunRequest, progress: RunProgress) -> tuple[Report, str, str, 
     shard = request.shard
     if shard:
         units = select(units, shard)
-    run_seed = request.seed if request.seed is not None else secrets.randbits(62)
+    previous = _resumed(request.resume) if request.resume is not None else None
+    if previous is not None and devices:
+        raise InputError("--resume runs on one device; leave out --devices")
+    seed = request.seed if request.seed is not None else (previous.parts[0].run_seed if previous and previous.parts else None)
+    run_seed = seed if seed is not None else secrets.randbits(62)
     name = request.target.stem if is_suite(request.target) else manifests[0].definition.name
     plan = plan_of(name, request.target, manifests)
 
@@ -115,13 +140,16 @@ def _run(request: RunRequest, progress: RunProgress) -> tuple[Report, str, str, 
             child_root = request.out / shard.slug if shard else request.out  # shards may share one --out
             parts = run_on_devices(request.target, manifests, units, kind, devices, job_args, child_root, progress)
         else:
-            options = RunOptions(device=kind, device_index=request.device_index, log_dir=request.out / "logs")
+            options = RunOptions(device=kind, device_index=request.device_index, log_dir=request.out / "logs",
+                                 done=frozenset(key_of(t) for t in previous.traces) if previous else frozenset())
             parts = run_units(manifests, units, options, run_seed, progress)
     except KeyboardInterrupt as exc:
         stop = stopped(exc)
         parts, interrupted = stop.reports, stop.why
     finally:
         progress.close()
+    if previous is not None:
+        parts = [previous, *parts]
     # partial: a result that never came back is counted under summary.missing (not ok), not a crash
     report = merge(parts, suite=plan, shards=Shards(shard.count, (shard.index,)) if shard else None,
                    allow_partial=True)

@@ -64,6 +64,7 @@ class RunOptions:
     run_seed: int | None = None   # private seed; drawn at random unless reproducing a run
     log_dir: Path = Path("out/logs")
     expected_cache_bytes: int = 2 * 1024 ** 3  # reference outputs kept for the next solution; beyond, recomputed
+    done: frozenset[tuple[str, str, str]] = frozenset()  # (definition, workload, solution) rows a resumed run has
 
 
 Progress = Callable[[str], None]
@@ -262,7 +263,11 @@ class Runner:
                      expected_status=sol.expected_status, **kw)
 
     def _solution(self, sol: Solution, workloads: list[Workload], done: list[Trace]) -> None:
-        """Append a trace per workload to `done` as each finishes (an interruption keeps them)."""
+        """Append a trace per workload to `done` as each finishes (an interruption keeps them); rows
+        a resumed run already has are not run again."""
+        workloads = [w for w in workloads if (self.m.definition.name, w.id, sol.name) not in self.opt.done]
+        if not workloads:
+            return
         if self.kind not in sol.devices:
             why = f"{sol.language} solution targets {', '.join(sol.devices)}; this run is on {self.kind}"
             done.extend(self._trace(sol, w, Status.SKIPPED, why) for w in workloads)
