@@ -1,6 +1,14 @@
 # opbench entry points. `make bench MANIFEST=rmsnorm.yaml` runs on this machine (CPU if nothing else);
 # `make test` runs the test suite. Both install what they need first.
-PYTHON   ?= python3
+# A Python whose packages the OS manages (Debian/Ubuntu's, PEP 668: pip refuses to install there) gets a
+# project virtual environment in .venv instead; any other python3 (pyenv, conda, a venv, CI) is used as it is.
+SYSTEM_PYTHON ?= python3
+MANAGED := $(shell $(SYSTEM_PYTHON) -c "import os, sysconfig; print(int(os.path.exists(os.path.join(sysconfig.get_paths()['stdlib'], 'EXTERNALLY-MANAGED'))))" 2>/dev/null)
+ifeq ($(MANAGED),1)
+PYTHON   ?= .venv/bin/python
+else
+PYTHON   ?= $(SYSTEM_PYTHON)
+endif
 MANIFEST ?= rmsnorm.yaml
 OUT      ?= out
 ARGS     ?=
@@ -16,7 +24,10 @@ BUILD_ARGS ?=
 # (the files pin exactly, so an import check would accept a stale or newer install).
 PINNED = $(PYTHON) -c "import sys, importlib.metadata as md; reqs = [l.split(chr(35))[0].strip() for f in sys.argv[1:] for l in open(f)]; sys.exit(any(md.version(n) != v for n, v in (r.split('==') for r in reqs if r)))"
 
-deps:
+.venv/bin/python:
+	$(SYSTEM_PYTHON) -m venv .venv || { echo "opbench: could not make .venv: install python3-venv (apt-get install python3-venv)" >&2; exit 3; }
+
+deps: $(if $(filter .venv/bin/python,$(PYTHON)),.venv/bin/python)
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PYTHON) -m pip install -q torch==2.13.0
 	@$(PINNED) requirements.txt 2>/dev/null || $(PYTHON) -m pip install -q -r requirements.txt
 
@@ -26,7 +37,7 @@ test-deps: deps
 
 # The launcher's host side: the harness CLI and the docker SDK (no torch; that lives in the image).
 # The SDK is optional: with no SDK (an offline GPU box) the launcher says so and runs locally.
-launch-deps:
+launch-deps: $(if $(filter .venv/bin/python,$(PYTHON)),.venv/bin/python)
 	@$(PINNED) requirements.txt 2>/dev/null || $(PYTHON) -m pip install -q -r requirements.txt
 	@$(PYTHON) -c "import docker" 2>/dev/null || $(PYTHON) -m pip install -q "docker==7.1.0" 2>/dev/null \
 		|| echo "opbench: the docker Python package could not be installed; containers unavailable, local runs only"
