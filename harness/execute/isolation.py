@@ -84,8 +84,9 @@ class Worker:
     same content shares it. `ledger` is shared by the workers of one run (`handoff.Ledger`)."""
 
     def __init__(self, label: str, log_dir: Path, policy: sandbox.Policy | None = None, key: str | None = None,
-                 ledger: handoff.Ledger | None = None):
+                 ledger: handoff.Ledger | None = None, run_id: str = ""):
         self.label = label
+        self.run_id = run_id  # the log starts afresh for a new run id, and a restart within the run appends
         self.ledger = ledger or handoff.Ledger()
         self.handoff: Any = None  # the torch device the parent reads this worker's outputs on, after a good probe
         self.log = log_dir / f"{label}.log"
@@ -102,12 +103,25 @@ class Worker:
         ctx = mp.get_context("spawn")
         self.conn, child = ctx.Pipe()
         self.log.parent.mkdir(parents=True, exist_ok=True)
+        self._log_header()
         self.box = sandbox.make(self.policy, self.label, self.key)
         self.proc = ctx.Process(target=worker.main, args=(child, str(self.log), self.box), name=f"opbench-{self.label}")
         with spawn_env(WORKER_ENV), main_not_reimported():
             self.proc.start()
         child.close()
         return self
+
+    def _log_header(self) -> None:
+        """`logs/<label>.log` holds one run: a new run id empties it, a restart in the same run appends;
+        either way a header line says which run and when (the worker's output follows it)."""
+        head = f"== opbench run {self.run_id or '-'}: {self.label}"
+        try:
+            with open(self.log, "rb") as fh:
+                same = fh.readline().decode(errors="replace").startswith(head + " ") and bool(self.run_id)
+        except OSError:
+            same = False
+        with open(self.log, "a" if same else "w") as fh:
+            fh.write(f"{head} {'restarted' if same else 'started'} {time.strftime('%Y-%m-%dT%H:%M:%S%z')} ==\n")
 
     @property
     def scratch(self) -> Path | None:

@@ -24,7 +24,7 @@ tr.PASSED td.status{color:#1a7f37}tr.SKIPPED td.status{color:#6e7781}tr.fail td.
 .ok{color:#1a7f37}.bad{color:#cf222e}details{margin:.5rem 0}pre{white-space:pre-wrap;font-size:.8rem}
 """
 BAR_W, LABEL_W, ROW_H = 420, 190, 22
-NUMERIC = {"latency", "iqr", "reference", "speedup", "GB/s", "TFLOP/s", "SOL"}
+NUMERIC = {"latency", "iqr", "reference", "speedup", "GB/s", "FLOP/s", "SOL"}
 
 
 def _h(text: object) -> str:

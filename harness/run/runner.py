@@ -161,8 +161,8 @@ class Runner:
     # -- reference ----------------------------------------------------------------------------
     def _start_reference(self) -> None:
         ref = self.m.definition.reference
-        self.ref = Worker("reference", self.opt.log_dir, self.policy,
-                          sandbox.content_key("reference", [ref.source.encode()]), self.ledger)
+        self.ref = Worker(f"reference.{self.m.definition.name}", self.opt.log_dir, self.policy,  # a log per problem
+                          sandbox.content_key("reference", [ref.source.encode()]), self.ledger, str(self.run_seed))
         try:
             self.ref_info = self.ref.call(Build(ref, self.m.definition, self.kind, self.opt.device_index),
                                           timeout=self.cfg.compile_timeout_s)
@@ -272,7 +272,7 @@ class Runner:
             why = f"{sol.language} solution targets {', '.join(sol.devices)}; this run is on {self.kind}"
             done.extend(self._trace(sol, w, Status.SKIPPED, why) for w in workloads)
             return
-        worker = Worker(sol.name, self.opt.log_dir, self.policy, sandbox.solution_key(sol), self.ledger)
+        worker = Worker(sol.name, self.opt.log_dir, self.policy, sandbox.solution_key(sol), self.ledger, str(self.run_seed))
         traces: list[Trace] = []
         built = False
         try:

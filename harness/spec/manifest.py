@@ -24,7 +24,7 @@ from harness.spec.schema import FieldError, Locator, ManifestError, PathPart, di
 INCLUDE = "$include"
 MAX_INCLUDES = 64       # `$include`s resolved for one manifest, each use of a file counted (a diamond doubles per level)
 MAX_INCLUDE_DEPTH = 8   # files included from included files; a manifest uses one or two levels
-RESERVED_NAMES = {"reference"}  # a solution's log is logs/<name>.log; the reference writes logs/reference.log
+RESERVED_NAMES = {"reference"}  # a solution's log is logs/<name>.log; the reference's logs/reference.<definition>.log
 DEFAULT_TOLERANCE = {  # (atol, rtol) by the output's dtype, as KernelBench/SOL-ExecBench use
     "float64": (1e-6, 1e-6), "float32": (1e-4, 1e-4), "float16": (1e-2, 1e-2),
     "bfloat16": (2e-2, 2e-2), "float8_e4m3fn": (1e-1, 1e-1), "float8_e5m2": (2e-1, 2e-1),
@@ -288,8 +288,8 @@ def _cross_check(doc: dict[str, Any], loc: Locator) -> list[FieldError]:
         sp: tuple[PathPart, ...] = ("solutions", i)
         base = _base_dir(loc, sp)
         key = s["name"].casefold()  # names that differ only in case share a log file on some file systems
-        if key in RESERVED_NAMES:
-            err(sp + ("name",), f"the name {s['name']!r} is reserved: the reference's log is logs/reference.log")
+        if key in RESERVED_NAMES or key.startswith("reference."):
+            err(sp + ("name",), f"the name {s['name']!r} is reserved: the reference's log is logs/reference.<definition>.log")
         elif key in names:
             err(sp + ("name",), f"duplicate solution name {s['name']!r} (also solutions[{names[key]}])")
         names[key] = i

@@ -152,3 +152,14 @@ def test_an_invalid_reference_exits_2(write_manifest, tmp_path: Path) -> None:
     doc["definition"]["reference"] = "def run(x, w):\n    return (x * w)[:-1]\n"
     assert main(["run", str(write_manifest(doc)), "--device", "cpu", "--out", str(tmp_path / "out")]) == 2
     assert (tmp_path / "out" / "axpy-cpu.json").is_file()  # the report is still written
+
+
+def test_a_log_holds_one_run_with_a_header_and_the_reference_has_one_per_problem(tmp_path: Path) -> None:
+    path = tmp_path / "axpy.yaml"
+    path.write_text(yaml.safe_dump(axpy_document([solution("good", "good.py")], {"max_time_s": 0.1}), sort_keys=False))
+    for seed in (11, 12):
+        Runner(load_manifest(path), RunOptions(device="cpu", run_seed=seed, log_dir=tmp_path / "logs")).run()
+    log = (tmp_path / "logs" / "good.log").read_text()
+    assert log.startswith("== opbench run 12: good started ") and "run 11" not in log
+    assert (tmp_path / "logs" / "reference.axpy.log").read_text().startswith("== opbench run 12: reference.axpy")
+    assert not (tmp_path / "logs" / "reference.log").exists()
