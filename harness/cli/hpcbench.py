@@ -23,9 +23,6 @@ from typing import Sequence
 from harness.errors import InputError, OpbenchError
 from harness.results.interrupt import EXIT_CODE as INTERRUPTED
 from harness.results.upstream import upstream_traces
-from harness.run.orchestrate import RunRequest, run
-from harness.run.progress import make_progress
-from harness.run.suite import prepare
 from harness.spec.flashinfer import Problem
 from harness.spec.knobs import add_knob_options, knob_overrides
 from harness.spec.text import clean
@@ -77,8 +74,12 @@ def main(argv: Sequence[str] | None = None, prog: str = "hpc-bench") -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from harness.cli.run import exit_status
+    from harness.cli.run import exit_status, require_torch
+    require_torch("hpc-bench")
     from harness.results.render import render_table
+    from harness.run.orchestrate import RunRequest, run
+    from harness.run.progress import make_progress
+    from harness.run.suite import prepare
     problem = problem_of(args)
     overrides = knob_overrides(args)
     if args.compile_timeout is not None:

@@ -11,15 +11,12 @@ import sys
 from pathlib import Path
 
 from harness.errors import InputError
-from harness.measure.profilers.modes import MODES
 from harness.paths import MANIFESTS_DIR
 from harness.results.render import WIDTH, outcome_lines, render_table
 from harness.results.trace import Status
 from harness.results.report import Report
 from harness.results.interrupt import EXIT_CODE as INTERRUPTED
-from harness.run.orchestrate import RunRequest, run
-from harness.run.progress import make_progress
-from harness.spec.benchmodule import is_bench_module_manifest, load_bench_manifest
+from harness.spec.benchmodule import MODES, is_bench_module_manifest, load_bench_manifest
 from harness.spec.flashinfer import Problem
 from harness.spec.manifest import is_suite, load_suite, resolve_manifest_path
 from harness.spec.knobs import add_knob_options, knob_overrides
@@ -138,7 +135,23 @@ def upstream_problem(target: Path | None, definition: Path | None, workloads: tu
     return Problem(folder=folder, definition=definition, workloads=workloads, solutions=solutions)
 
 
+def require_torch(what: str) -> None:
+    """Running needs torch; reading reports does not, so the package does not pull it in."""
+    import importlib.util
+    try:
+        found = importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        from harness.errors import MachineError
+        raise MachineError(f"{what} needs torch, which is not installed here: pip install 'opbench[torch]', or the "
+                           "CUDA / torch_npu build for this device (report, merge, compare and validate need none)")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    require_torch("opbench run")
+    from harness.run.orchestrate import RunRequest, run  # torch comes with the run path, not with the CLI
+    from harness.run.progress import make_progress
     target = resolve_manifest_path(args.manifest, MANIFESTS_DIR)
     solutions, solution_files = split_files(args.solution, ".json")
     workloads, workload_files = split_files(args.workload, ".jsonl")

@@ -31,17 +31,16 @@ from typing import Any
 from harness.errors import InputError
 from harness.results.report import Report
 from harness.results.trace import Status, Trace
+from harness.spec.benchmodule import MODES, PROFILER_MODES
 from harness.spec.model import BenchConfig
 
-PROFILER_MODES = ("torch-profiler", "torch-npu-profiler", "msprof")
 METRICS = ("auto", "kernel", "total-op", "all")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bench-file", type=Path, required=True, help="the bench module (bench_<op>.py)")
     p.add_argument("--operator-file", type=Path, required=True, help="the operator file it times")
-    p.add_argument("--bench-mode", default="events",
-                   choices=["events", "torch-profiler", "torch-npu-profiler", "msprof", "perf-counter"])
+    p.add_argument("--bench-mode", default="events", choices=MODES)
     p.add_argument("--output", type=Path, help="perf file (default: <operator dir>/<operator stem>_perf.txt)")
     p.add_argument("--baseline-operator-file", type=Path, help="time this operator with the same bench module too, "
                    "and compare")
@@ -185,6 +184,8 @@ def _run(args: argparse.Namespace, operator: Path, kind: str, say: Any) -> tuple
 
 
 def cmd_run_bench(args: argparse.Namespace) -> int:
+    from harness.cli.run import require_torch
+    require_torch("opbench run-bench")
     from harness.run.runner import resolve_device
     for f in (args.bench_file, args.operator_file, args.baseline_operator_file):
         if f is not None and not f.is_file():

@@ -12,6 +12,11 @@ from harness.spec.manifest import has_top_level_key
 from harness.spec.model import BenchConfig
 from harness.spec.schema import FieldError, Locator, ManifestError, display, validate
 
+# The bench modes (measure/profilers/modes.py runs them; the schema, the CLI and run-bench name them from here)
+# and the ones that attribute time to named kernels.
+MODES = ("events", "torch-profiler", "torch-npu-profiler", "msprof", "perf-counter")
+PROFILER_MODES = ("torch-profiler", "torch-npu-profiler", "msprof")
+
 
 @dataclass(frozen=True)
 class BenchModuleSpec:

@@ -27,6 +27,7 @@ from typing import Any, Callable, Sequence
 from harness import paths
 from harness.errors import InputError
 from harness.measure.devices import Device
+from harness.spec.benchmodule import MODES
 from harness.spec.model import BenchConfig
 from harness.measure.timing import Sampler, sample_until_stopped, summarize
 from harness.results.trace import TimingStats
@@ -36,7 +37,6 @@ from harness.measure.profilers.kernel_details import (find_kernel_details, find_
                                                       parse_op_statistic)
 from harness.measure.profilers.msprof import load_msprof_records, msprof_command
 
-MODES = ("events", "torch-profiler", "torch-npu-profiler", "msprof", "perf-counter")
 DEVICES_OF = {"events": ("cpu", "cuda", "npu"), "torch-profiler": ("cpu", "cuda"),
               "torch-npu-profiler": ("npu",), "msprof": ("npu",), "perf-counter": ("cpu", "cuda", "npu")}
 
