@@ -6,6 +6,7 @@ attachment or an air-gapped machine exactly as it was written.
 """
 from __future__ import annotations
 
+import math
 from html import escape
 from typing import Any, Sequence
 
@@ -22,7 +23,10 @@ th{background:#f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums;
 tr.PASSED td.status{color:#1a7f37}tr.SKIPPED td.status{color:#6e7781}tr.fail td.status{color:#cf222e;font-weight:600}
 .meta{color:#57606a;font-size:.85rem}.chart{margin:.5rem 0 1rem}.chart text{font-size:11px;fill:#1b1f24}
 .ok{color:#1a7f37}.bad{color:#cf222e}details{margin:.5rem 0}pre{white-space:pre-wrap;font-size:.8rem}
+.scale{font-size:.85rem}.logscale{display:none}#log:checked~section .logscale{display:block}
+#log:checked~section .linearscale{display:none}
 """
+LOG_BY_DEFAULT = 10.0  # a workload whose slowest bar is this many times its fastest opens on the log scale
 BAR_W, LABEL_W, ROW_H = 420, 190, 22
 NUMERIC = {"latency", "iqr", "reference", "speedup", "GB/s", "FLOP/s", "SOL"}
 
@@ -32,38 +36,56 @@ def _h(text: object) -> str:
     return escape(clean(str(text)))
 
 
-def _chart(traces: Sequence[Trace]) -> str:
-    """Horizontal bars: each timed solution's median (whiskers q1..q3) and the reference's, on one scale."""
+def _bars(traces: Sequence[Trace]) -> list[tuple[str, Any, float | None, bool]]:
     bars: list[tuple[str, Any, float | None, bool]] = []  # label, timing, speedup, is_reference
     ref = next((t.reference_timing for t in traces if t.reference_timing is not None), None)
     if ref is not None:
         bars.append(("reference", ref, None, True))
-    for t in traces:
-        if t.status == Status.PASSED and t.timing is not None:
-            bars.append((t.solution, t.timing, t.speedup, False))
+    bars += [(t.solution, t.timing, t.speedup, False) for t in traces if t.status == Status.PASSED and t.timing is not None]
+    return bars
+
+
+def _spread(traces: Sequence[Trace]) -> float:
+    bars = _bars(traces)
+    medians = [b[1].median_ms for b in bars if b[1].median_ms > 0]
+    return max(medians) / min(medians) if medians else 1.0
+
+
+def _chart(traces: Sequence[Trace], log: bool = False) -> str:
+    """Horizontal bars: each timed solution's median (whiskers q1..q3) and the reference's, on one
+    scale, linear from 0 or logarithmic (a fast bar next to a slow one stays visible)."""
+    bars = _bars(traces)
     if not bars:
         return ""
     top = max(b[1].q3_ms for b in bars) or 1.0
-    height = ROW_H * len(bars) + 28
+    low = min((b[1].q1_ms for b in bars if b[1].q1_ms > 0), default=top) / 2  # the log axis starts below every bar
+
+    def at(ms: float) -> float:  # position along the bar area, 0..1
+        if not log:
+            return ms / top
+        return max(0.0, math.log(max(ms, low) / low) / math.log(top / low)) if top > low else 1.0
+
+    height = ROW_H * len(bars) + 46  # the axis values, then the caption on its own line
     width = LABEL_W + BAR_W + 150
-    out = [f'<svg class="chart" role="img" aria-label="latency per solution" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">']
+    kind = "log" if log else "linear"
+    out = [f'<svg class="chart {kind}scale" role="img" aria-label="latency per solution ({kind} scale)" width="{width}" '
+           f'height="{height}" viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">']
     for i, (label, tm, speedup, is_ref) in enumerate(bars):
         y = 4 + i * ROW_H
-        w = max(1.0, BAR_W * tm.median_ms / top)
-        x1, x3 = LABEL_W + BAR_W * tm.q1_ms / top, LABEL_W + BAR_W * tm.q3_ms / top
+        w = max(1.0, BAR_W * at(tm.median_ms))
+        x1, x3 = LABEL_W + BAR_W * at(tm.q1_ms), LABEL_W + BAR_W * at(tm.q3_ms)
         colour = "#8c959f" if is_ref else ("#1f6feb" if (speedup or 0) >= 1 else "#d29922")
         value = fmt_time(tm.median_ms) + ("" if speedup is None else f"  {speedup:.2f}x")
         out.append(f'<g class="bar" data-solution="{_h(label)}">'
                    f'<text x="{LABEL_W - 6}" y="{y + 14}" text-anchor="end">{_h(label)}</text>'
                    f'<rect x="{LABEL_W}" y="{y + 3}" width="{w:.1f}" height="{ROW_H - 8}" fill="{colour}"/>'
                    f'<line x1="{x1:.1f}" x2="{x3:.1f}" y1="{y + 11}" y2="{y + 11}" stroke="#1b1f24" stroke-width="1.5"/>'
-                   f'<text x="{LABEL_W + max(w, BAR_W * tm.q3_ms / top) + 6:.1f}" y="{y + 14}">{_h(value)}</text></g>')
+                   f'<text x="{LABEL_W + max(w, BAR_W * at(tm.q3_ms)) + 6:.1f}" y="{y + 14}">{_h(value)}</text></g>')
     axis_y = 4 + len(bars) * ROW_H + 4
     out.append(f'<line x1="{LABEL_W}" x2="{LABEL_W + BAR_W}" y1="{axis_y}" y2="{axis_y}" stroke="#8c959f"/>'
-               f'<text x="{LABEL_W}" y="{axis_y + 14}">0</text>'
-               f'<text x="{LABEL_W + BAR_W}" y="{axis_y + 14}" text-anchor="end">{_h(fmt_time(top))}</text>'
-               f'<text x="{LABEL_W + BAR_W / 2}" y="{axis_y + 14}" text-anchor="middle">median latency · whisker: '
+               f'<text class="axis" x="{LABEL_W}" y="{axis_y + 14}">{_h(fmt_time(low)) if log else "0"}</text>'
+               f'<text class="axis" x="{LABEL_W + BAR_W}" y="{axis_y + 14}" text-anchor="end">{_h(fmt_time(top))}</text>'
+               f'<text class="caption" x="{LABEL_W}" y="{axis_y + 32}">median latency ({kind} scale) · whisker: '
                f'IQR · label: speedup over the reference</text></svg>')
     return "".join(out)
 
@@ -96,12 +118,16 @@ def render_html(report: Report, title: str | None = None) -> str:
     for failure in report.failures:
         parts.append(f'<details class="failure"><summary class="bad">failed: {_h(failure.where)}</summary>'
                      f'<pre>{_h(failure.message)}</pre></details>')
-    for group in group_by_workload(report.traces).values():
+    groups = list(group_by_workload(report.traces).values())
+    log = any(_spread(g) >= LOG_BY_DEFAULT for g in groups)
+    parts.append(f'<input type="checkbox" id="log"{" checked" if log else ""}>'
+                 f'<label class="scale" for="log"> log scale</label>')  # CSS shows one of each chart's two scales
+    for group in groups:
         definition, workload = group[0].definition, group[0].workload
         axes = ", ".join(f"{k}={v}" for k, v in group[0].axes.items())
         parts.append(f'<section class="workload" data-definition="{_h(definition)}" data-workload="{_h(workload)}">'
                      f"<h2>{_h(definition)} / {_h(workload)} <span class=\"meta\">({_h(axes)})</span></h2>"
-                     f"{_chart(group)}{_table(group)}</section>")
+                     f"{_chart(group)}{_chart(group, log=True)}{_table(group)}</section>")
     if len(report.parts) > 1:
         lines = "\n".join(f"{p.definition} on {p.lane or p.device} (seed {p.run_seed})" for p in report.parts)
         parts.append(f"<details><summary>{len(report.parts)} part(s) merged</summary><pre>{_h(lines)}</pre></details>")

@@ -60,7 +60,7 @@ def test_page_has_every_row_and_a_chart_per_workload(sample_report: Report) -> N
     census = Census()
     census.feed(page)
     assert census.rows == [("w1", "fast<&>"), ("w1", "slow"), ("w1", "wrong"), ("w2", "gpu-only"), ("w2", "fast<&>")]
-    assert census.charts == 2 and census.external == []  # self-contained: nothing to fetch, no scripts
+    assert census.charts == 4 and census.external == []  # a linear and a log chart per workload; nothing fetched
     assert "fast&lt;&amp;&gt;" in page and "2.00x" in page and "INCORRECT_NUMERICAL" in page
 
 
@@ -82,9 +82,35 @@ def test_page_renders_in_headless_chromium(sample_report: Report, tmp_path: Path
     assert dom.returncode == 0, dom.stderr[-2000:]
     census = Census()
     census.feed(dom.stdout)  # the DOM as Chromium built it, not our text
-    assert len(census.rows) == 5 and census.charts == 2
-    assert len(re.findall(r'<g class="bar"', dom.stdout)) == 5  # 2 references + 3 timed solutions
+    assert len(census.rows) == 5 and census.charts == 4
+    assert len(re.findall(r'<g class="bar"', dom.stdout)) == 10  # (2 references + 3 timed solutions) x 2 scales
     shot = tmp_path / "page.png"
     run = subprocess.run([*base, f"--screenshot={shot}", "--window-size=1200,900", page.as_uri()],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and shot.is_file() and shot.stat().st_size > 10_000, run.stderr[-2000:]
+
+
+def test_the_caption_has_its_own_line_and_a_wide_spread_opens_on_the_log_scale() -> None:
+    near = report([trace("a", "w", sol_ms=samples(1.0), ref_ms=samples(1.5))])
+    far = report([trace("a", "w", sol_ms=samples(0.01), ref_ms=samples(5.0))])
+    page = render_html(near)
+    axis = [float(y) for y in re.findall(r'<text class="axis" x="[^"]+" y="([0-9.]+)"', page)]
+    caption = [float(y) for y in re.findall(r'<text class="caption" x="[^"]+" y="([0-9.]+)"', page)]
+    assert axis and caption and min(caption) >= max(axis) + 14  # a line apart: no overlap
+    assert 'id="log">' in page and 'id="log" checked>' in render_html(far)
+
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed (apt-get install -y chromium; CI does)")
+def test_the_log_scale_box_switches_the_charts_in_chromium(tmp_path: Path) -> None:
+    page = render_html(report([trace("a", "w", sol_ms=samples(0.01), ref_ms=samples(5.0))]))
+    shots = []
+    for name, text in (("log", page), ("linear", page.replace('id="log" checked>', 'id="log">'))):
+        (tmp_path / f"{name}.html").write_text(text)
+        shot = tmp_path / f"{name}.png"
+        run = subprocess.run([str(CHROMIUM), *FLAGS, f"--user-data-dir={tmp_path / name}", f"--screenshot={shot}",
+                              "--window-size=900,400", (tmp_path / f"{name}.html").as_uri()],
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0 and shot.is_file(), run.stderr[-2000:]
+        shots.append(shot.read_bytes())
+    assert shots[0] != shots[1]  # the box shows one chart or the other, as rendered
