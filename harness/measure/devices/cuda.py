@@ -276,4 +276,8 @@ class CudaDevice(Device):
             with contextlib.suppress(Exception):
                 out["driver"] = nv.nvmlSystemGetDriverVersion()
                 out["sm_max_mhz"] = nv.nvmlDeviceGetMaxClockInfo(dev, nv.NVML_CLOCK_SM)
+        else:  # said, not silently off: the report shows the clock and throttle check did not run
+            import importlib.util
+            out["clock_check"] = ("off: pynvml is not installed (pip install 'opbench[nvml]')"
+                                  if importlib.util.find_spec("pynvml") is None else "off: NVML did not answer")
         return out
