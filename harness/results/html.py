@@ -21,6 +21,7 @@ h1{font-size:1.4rem}h2{font-size:1.1rem;margin-top:2rem;border-bottom:1px solid 
 table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}th,td{border:1px solid #d0d7de;padding:.25rem .5rem;text-align:left}
 th{background:#f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tr.PASSED td.status{color:#1a7f37}tr.SKIPPED td.status{color:#6e7781}tr.fail td.status{color:#cf222e;font-weight:600}
+tr.expected td.status{color:#6e7781}tr.expected td.status::after{content:" (expected)"}
 .meta{color:#57606a;font-size:.85rem}.chart{margin:.5rem 0 1rem}.chart text{font-size:11px;fill:#1b1f24}
 .ok{color:#1a7f37}.bad{color:#cf222e}details{margin:.5rem 0}pre{white-space:pre-wrap;font-size:.8rem}
 .scale{font-size:.85rem}.logscale{display:none}#log:checked~section .logscale{display:block}
@@ -94,7 +95,8 @@ def _table(traces: Sequence[Trace]) -> str:
     head = "".join(f"<th>{_h(h)}</th>" for h in HEADERS)
     body = []
     for t in traces:
-        cls = str(t.status) if t.status in (Status.PASSED, Status.SKIPPED) else "SKIPPED" if t.status in NOT_RUN else "fail"
+        cls = (str(t.status) if t.status in (Status.PASSED, Status.SKIPPED) else "SKIPPED" if t.status in NOT_RUN
+               else "expected" if t.as_expected else "fail")  # a deliberately broken solution that got its status
         cells = "".join(f'<td class="{"num" if h in NUMERIC else "status" if h == "status" else ""}">{_h(c)}</td>'
                         for h, c in zip(HEADERS, row(t)))
         body.append(f'<tr class="{cls}" data-solution="{_h(t.solution)}" data-workload="{_h(t.workload)}">{cells}</tr>')

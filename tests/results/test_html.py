@@ -114,3 +114,9 @@ def test_the_log_scale_box_switches_the_charts_in_chromium(tmp_path: Path) -> No
         assert run.returncode == 0 and shot.is_file(), run.stderr[-2000:]
         shots.append(shot.read_bytes())
     assert shots[0] != shots[1]  # the box shows one chart or the other, as rendered
+
+
+def test_an_expected_failure_is_not_styled_as_an_error() -> None:
+    page = render_html(report([trace("hack", "w", status=Status.TAMPERED, expected_status="TAMPERED"),
+                               trace("bug", "w", status=Status.INCORRECT_NUMERICAL)]))
+    assert '<tr class="expected" data-solution="hack"' in page and '<tr class="fail" data-solution="bug"' in page
