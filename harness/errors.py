@@ -27,3 +27,15 @@ class MachineError(OpbenchError):
     """This machine cannot do what was asked (missing engine, toolchain, failed build)."""
 
     exit_code = MACHINE
+
+
+def require_torch(what: str) -> None:
+    """Running needs torch; reading reports does not, so the package does not pull it in."""
+    import importlib.util
+    try:
+        found = importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise MachineError(f"{what} needs torch, which is not installed here: pip install 'opbench[torch]', or the "
+                           "CUDA / torch_npu build for this device (report, merge, compare and validate need none)")

@@ -74,7 +74,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "hpc-bench") -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from harness.cli.run import exit_status, require_torch
+    from harness.cli.run import exit_status
+    from harness.errors import require_torch
     require_torch("hpc-bench")
     from harness.results.render import render_table
     from harness.run.orchestrate import RunRequest, run

@@ -135,20 +135,8 @@ def upstream_problem(target: Path | None, definition: Path | None, workloads: tu
     return Problem(folder=folder, definition=definition, workloads=workloads, solutions=solutions)
 
 
-def require_torch(what: str) -> None:
-    """Running needs torch; reading reports does not, so the package does not pull it in."""
-    import importlib.util
-    try:
-        found = importlib.util.find_spec("torch") is not None
-    except (ImportError, ValueError):
-        found = False
-    if not found:
-        from harness.errors import MachineError
-        raise MachineError(f"{what} needs torch, which is not installed here: pip install 'opbench[torch]', or the "
-                           "CUDA / torch_npu build for this device (report, merge, compare and validate need none)")
-
-
 def cmd_run(args: argparse.Namespace) -> int:
+    from harness.errors import require_torch
     require_torch("opbench run")
     from harness.run.orchestrate import RunRequest, run  # torch comes with the run path, not with the CLI
     from harness.run.progress import make_progress

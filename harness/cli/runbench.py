@@ -184,7 +184,7 @@ def _run(args: argparse.Namespace, operator: Path, kind: str, say: Any) -> tuple
 
 
 def cmd_run_bench(args: argparse.Namespace) -> int:
-    from harness.cli.run import require_torch
+    from harness.errors import require_torch
     require_torch("opbench run-bench")
     from harness.run.runner import resolve_device
     for f in (args.bench_file, args.operator_file, args.baseline_operator_file):
