@@ -59,7 +59,16 @@ class _Handle(ctypes.Structure):
 
 
 def _driver() -> Any:
-    return ctypes.CDLL("libcuda.so.1")
+    """libcuda with the signatures of the calls used here (a CUipcMemHandle goes by value)."""
+    lib = ctypes.CDLL("libcuda.so.1")
+    u64, p64 = ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64)
+    for name, args in (("cuMemGetAddressRange_v2", [p64, ctypes.POINTER(ctypes.c_size_t), u64]),
+                       ("cuIpcGetMemHandle", [ctypes.POINTER(_Handle), u64]),
+                       ("cuIpcOpenMemHandle_v2", [p64, _Handle, ctypes.c_uint]),
+                       ("cuIpcCloseMemHandle", [u64])):
+        fn = getattr(lib, name)
+        fn.argtypes, fn.restype = args, ctypes.c_int
+    return lib
 
 
 def _check(code: int, what: str) -> None:
@@ -113,6 +122,10 @@ class Ledger:
 
     def __init__(self) -> None:
         self.owner: dict[bytes, tuple[int, str]] = {}
+
+    def forget(self, worker: Any) -> None:
+        """A worker that is gone: its handles may be reused by a new process, and must not be held against it."""
+        self.owner = {h: o for h, o in self.owner.items() if o[0] != id(worker)}
 
     def claim(self, handle: bytes, worker: Any) -> None:
         """`worker` (the parent's `Worker` object: identity, not its label, which a solution names)."""

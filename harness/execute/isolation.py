@@ -268,6 +268,7 @@ class Worker:
         return WorkerError(status, f"worker process {how}\n{tail_of(self.log)}".strip())
 
     def kill(self) -> None:
+        self.ledger.forget(self)  # its memory is gone with it
         if self.proc is None:
             return
         containment.kill_session(self.proc.pid)  # the worker and whatever it started in its session

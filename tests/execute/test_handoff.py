@@ -40,6 +40,8 @@ def test_a_worker_cannot_pass_off_memory_the_parent_got_from_another() -> None:
     ledger.claim(b"h" * 64, ref)  # the reference's own memory, again: fine
     with pytest.raises(HandoffError, match="received from the 'reference' worker"):
         ledger.claim(b"h" * 64, sol)
+    ledger.forget(ref)  # the reference is gone: a new process may be handed the same handle bytes
+    ledger.claim(b"h" * 64, sol)
 
 
 def test_handles_the_parent_did_not_ask_for_are_a_forged_reply(tmp_path: Path) -> None:
