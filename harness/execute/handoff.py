@@ -27,14 +27,23 @@ from typing import Any
 
 import torch
 
-from harness.execute.dtypes import to_torch
+from harness.execute.dtypes import name_of, to_torch
 
 HANDLE_BYTES = 64  # sizeof(CUipcMemHandle)
+MAX_DIMS = 16
 _LAZY_PEER_ACCESS = 1  # CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
 
 
 class HandoffError(Exception):
-    """A handle the parent cannot open or that points outside its allocation."""
+    """A forged handle: one the driver calls invalid, or bytes outside the allocation it maps."""
+
+
+class HandoffUnavailable(Exception):
+    """A handle the driver could not open for a reason of its own (memory, mappings): not the worker's
+    fault, so the row is a RUNTIME_ERROR, never TAMPERED."""
+
+
+FORGED_CODES = {1: "invalid value", 400: "invalid handle"}  # CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE
 
 
 @dataclass(frozen=True)
@@ -92,19 +101,25 @@ def _ready(device: torch.device) -> None:
 # -- worker side -----------------------------------------------------------------------------------
 def export(t: torch.Tensor) -> dict[str, Any] | None:
     """The wire form of a contiguous CUDA tensor (the caller keeps `t` alive until the parent has
-    copied it), or None where its memory cannot be exported (then it goes through the pipe)."""
-    if t.device.type != "cuda" or not t.is_contiguous():
+    copied it), or None where its memory cannot be exported or described (then it goes through the
+    pipe, and the parent's comparison says what is wrong with it)."""
+    if t.device.type != "cuda" or not t.is_contiguous() or t.dim() > MAX_DIMS:
+        return None
+    try:
+        to_torch(name_of(t.dtype))
+    except ValueError:
         return None
     try:
         lib = _driver()
         _ready(t.device)
+        torch.cuda.synchronize(t.device)  # the bytes (a contiguous() copy included) are written before they are handed
         ptr = t.data_ptr()
         base, _ = _address_range(lib, ptr)
         handle = _Handle()
         _check(lib.cuIpcGetMemHandle(ctypes.byref(handle), ctypes.c_uint64(base)), "cuIpcGetMemHandle")
     except (OSError, HandoffError, RuntimeError):
         return None
-    return {"ipc": bytes(handle), "offset": ptr - base, "shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch.")}
+    return {"ipc": bytes(handle), "offset": ptr - base, "shape": list(t.shape), "dtype": name_of(t.dtype)}
 
 
 # -- parent side -----------------------------------------------------------------------------------
@@ -141,7 +156,7 @@ def receive(outputs: list[Any], device: torch.device, ledger: Ledger, worker: An
         return outputs
     lib = _driver()
     _ready(device)
-    opened: dict[bytes, tuple[int, int]] = {}
+    opened: dict[bytes, tuple[int, int, int]] = {}  # handle -> (pointer the open returned, its range's base, size)
     try:
         result = []
         for i, o in enumerate(outputs):
@@ -154,20 +169,29 @@ def receive(outputs: list[Any], device: torch.device, ledger: Ledger, worker: An
             if o.handle not in opened:
                 ledger.claim(o.handle, worker)
                 ptr = ctypes.c_uint64()
-                _check(lib.cuIpcOpenMemHandle_v2(ctypes.byref(ptr), _Handle.from_buffer_copy(o.handle),
-                                                 ctypes.c_uint(_LAZY_PEER_ACCESS)), f"opening output {i}'s handle")
-                opened[o.handle] = _address_range(lib, ptr.value)
-            base, size = opened[o.handle]
-            if o.offset < 0 or o.offset + o.nbytes > size:
+                code = lib.cuIpcOpenMemHandle_v2(ctypes.byref(ptr), _Handle.from_buffer_copy(o.handle),
+                                                 ctypes.c_uint(_LAZY_PEER_ACCESS))
+                if code in FORGED_CODES:
+                    raise HandoffError(f"output {i}'s handle: the driver says {FORGED_CODES[code]} (error {code})")
+                if code != 0:
+                    raise HandoffUnavailable(f"opening output {i}'s handle failed with CUDA driver error {code}")
+                opened[o.handle] = (ptr.value, ptr.value, 0)  # closed in `finally` even if the range query fails
+                opened[o.handle] = (ptr.value, *_address_range(lib, ptr.value))
+            ptr_v, base, size = opened[o.handle]
+            start = ptr_v - base + o.offset
+            if o.offset < 0 or start + o.nbytes > size:
                 raise HandoffError(f"output {i}: {o.nbytes} bytes at offset {o.offset} lie outside the "
                                    f"{size}-byte allocation its handle maps")
-            src = torch.as_tensor(_Bytes(base + o.offset, o.nbytes), device=device)
+            src = torch.as_tensor(_Bytes(ptr_v + o.offset, o.nbytes), device=device)
             result.append(src.clone().view(o.dtype).view(o.shape))
-        torch.cuda.synchronize(device)
         return result
     finally:
-        for base, _ in opened.values():
-            lib.cuIpcCloseMemHandle(ctypes.c_uint64(base))
+        if opened:  # every copy from the mappings is done before they go, whatever happened above
+            try:
+                torch.cuda.synchronize(device)
+            finally:
+                for ptr_v, _, _ in opened.values():
+                    lib.cuIpcCloseMemHandle(ctypes.c_uint64(ptr_v))
 
 
 PROBE_AT = 512  # the probe lies inside a larger allocation, at an offset, as real outputs do
@@ -195,8 +219,8 @@ def parse(value: Any, where: str) -> DeviceOutput:
         raise ValueError(f"{where}.ipc: expected {HANDLE_BYTES} bytes")
     if type(offset) is not int or offset < 0:
         raise ValueError(f"{where}.offset: expected an integer >= 0")
-    if type(shape) is not list or len(shape) > 16 or any(type(s) is not int or s < 0 for s in shape):
-        raise ValueError(f"{where}.shape: expected at most 16 integers >= 0")
+    if type(shape) is not list or len(shape) > MAX_DIMS or any(type(s) is not int or s < 0 for s in shape):
+        raise ValueError(f"{where}.shape: expected at most {MAX_DIMS} integers >= 0")
     try:
         torch_dtype = to_torch(dtype) if type(dtype) is str else None
     except (KeyError, ValueError):

@@ -217,6 +217,8 @@ class Worker:
         except handoff.HandoffError as exc:
             self.kill()
             raise WorkerError("TAMPERED", f"device output handoff: {exc}")
+        except handoff.HandoffUnavailable as exc:  # the driver's own trouble: not the solution's doing
+            raise WorkerError("RUNTIME_ERROR", f"device output handoff: {exc}")
         except torch.OutOfMemoryError as exc:  # the parent's copy did not fit beside the workers' memory
             raise WorkerError("OUT_OF_MEMORY", f"the parent could not copy the outputs: {protocol.clip(str(exc), 400)}")
         except RuntimeError as exc:  # a driver error on memory the worker named
@@ -232,9 +234,10 @@ class Worker:
         if not isinstance(reply.probe, handoff.DeviceOutput) or reply.probe.nbytes != want.nbytes:
             return
         try:
+            self._scanned_at = -math.inf  # freeze everything it has started, as of now
             with self.frozen():
                 (got,) = handoff.receive([reply.probe], device, self.ledger, self)
-        except (handoff.HandoffError, RuntimeError, ValueError):
+        except (handoff.HandoffError, handoff.HandoffUnavailable, RuntimeError, ValueError):
             return  # outputs come through the pipe (a platform without IPC, or a worker that declined)
         if got.dtype == want.dtype and got.shape == want.shape and torch.equal(got.cpu(), want):
             self.handoff = device
@@ -248,6 +251,7 @@ class Worker:
         total = sum(h.nbytes for h in handles)
         if total > self.expect.frame_bytes:
             raise handoff.HandoffError(f"outputs of {total} bytes; at most {self.expect.frame_bytes} expected")
+        self._scanned_at = -math.inf  # a helper started since the last scan is frozen too while the parent reads
         with self.frozen():
             return handoff.receive(outputs, self.handoff, self.ledger, self)
 

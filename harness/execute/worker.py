@@ -197,6 +197,7 @@ class WorkerState:
         from harness.execute.protocol import MAX_KEPT, draw_key
         from harness.measure.timing import Sampler
         dev, workload = self.device, cmd.workload
+        self.handed = []  # what the last Run handed over is not needed while timing
         self.pool = [self._prepare(workload, generate_inputs(self.definition, workload, s, dev.torch_device))
                      for s in cmd.seeds]
         fresh = cmd.cfg.fresh_inputs and drawn_inputs(workload, self.pool[0]["names"], self.pool[0]["inputs"])

@@ -128,6 +128,13 @@ def too_large(kind: str, total_bytes: int, output_bytes: int, device_bytes: int 
     return None
 
 
+def release_parent_device_memory() -> None:
+    """The parent's copies of a row's outputs (device handoff) back to the device, for the workers:
+    freed tensors otherwise stay in the parent's caching allocator for the rest of the run."""
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
+
+
 def resolve_device(requested: str) -> str:
     if requested == "auto":
         return detect_kind()
@@ -293,6 +300,7 @@ class Runner:
                         done.extend(self._trace(sol, x, status, msg) for x in workloads[len(traces):])
                         return
                 trace = self._workload(worker, sol, w)
+                release_parent_device_memory()
                 traces.append(trace)
                 done.append(trace)
                 self.progress(f"{sol.name} :: {w.id} -> {trace.status}")
