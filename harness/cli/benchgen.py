@@ -15,6 +15,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_bench_gen(args: argparse.Namespace) -> int:
     from harness.cli.runbench import check_contract
+    from harness.results.report import atomic_write
     from harness.spec.benchgen import generate
     from harness.spec.manifest import load_manifest
     if not args.operator.is_file():
@@ -22,9 +23,7 @@ def cmd_bench_gen(args: argparse.Namespace) -> int:
     manifest = load_manifest(args.manifest) if args.manifest is not None else None
     out = args.out or args.operator.with_name(f"bench_{args.operator.name}")
     text = generate(args.operator, manifest)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(out)
+    atomic_write(out, text)
     check_contract(out, args.operator)  # what it wrote keeps the contract (else exit 2, with the findings)
     print(f"wrote {out}")
     return 0

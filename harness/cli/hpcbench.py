@@ -22,6 +22,7 @@ from typing import Sequence
 
 from harness.errors import InputError, OpbenchError
 from harness.results.interrupt import EXIT_CODE as INTERRUPTED
+from harness.results.report import atomic_write
 from harness.results.upstream import upstream_traces
 from harness.spec.flashinfer import Problem
 from harness.spec.knobs import add_knob_options, knob_overrides
@@ -99,10 +100,7 @@ def _main(args: argparse.Namespace) -> int:
     traces = upstream_traces(outcome.report, manifests)
     lines = "".join(json.dumps(t, allow_nan=True) + "\n" for t in traces)
     if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        tmp = args.output.with_name(args.output.name + ".tmp")
-        tmp.write_text(lines)
-        tmp.replace(args.output)  # atomic: a reader never sees half a file
+        atomic_write(args.output, lines)  # a reader never sees half a file
     if args.json:
         sys.stdout.write(lines)
     else:

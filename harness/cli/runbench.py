@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import InputError
-from harness.results.report import Report
+from harness.results.report import Report, atomic_write
 from harness.results.trace import Status, Trace
 from harness.spec.benchmodule import MODES, PROFILER_MODES
 from harness.spec.model import BenchConfig
@@ -162,13 +162,6 @@ def check_contract(bench: Path, operator: Path) -> None:
         raise BenchModuleError(str(bench), errors)
 
 
-def _atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-
-
 def _run(args: argparse.Namespace, operator: Path, kind: str, say: Any) -> tuple[Report, list[CaseRecord]]:
     from harness.benchmod.run import run_bench_module
     from harness.spec.benchmodule import BenchModuleSpec
@@ -209,8 +202,8 @@ def cmd_run_bench(args: argparse.Namespace) -> int:
         _, base = _run(args, args.baseline_operator_file, kind, say)
         compared, ok = comparison(base, records, metrics[0])
         lines += ["", f"baseline: {args.baseline_operator_file}", *compared]
-    _atomic(artifact, "".join(json.dumps(r.__dict__) + "\n" for r in records))
-    _atomic(output, "\n".join(lines) + "\n")
+    atomic_write(artifact, "".join(json.dumps(r.__dict__) + "\n" for r in records))
+    atomic_write(output, "\n".join(lines) + "\n")
     print("\n".join(lines))
     print(f"Perf file: {output}")
     print(f"Perf artifact: {artifact}")
