@@ -17,12 +17,12 @@ x = torch.randn(2048, 8192).bfloat16()
 def call():  # an RMSNorm: fp32 temporaries of 64 MiB, freed and allocated again every call
     xf = x.float()
     return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype)
-for _ in range(10):  # the heap settles
+faults = []
+for _ in range(25):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     call()
-before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-for _ in range(5):
-    call()
-print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+print(sorted(faults[5:])[10])  # the median call once the first have grown the heap
 """
 
 
@@ -36,7 +36,9 @@ def test_a_worker_keeps_freed_memory_so_calls_do_not_page_fault() -> None:
     every call maps and unmaps them and faults each page in again (about 16000 faults per temporary
     with 4 KiB pages, 32 with transparent huge pages); once a worker's heap has settled, it serves them
     from pages it has. (Temporaries of 4 MiB fault or not by default depending on where glibc's dynamic
-    threshold happens to sit, so they cannot show the difference on every machine.)"""
+    threshold happens to sit, so they cannot show the difference on every machine.) The median call is
+    compared: a kept heap still grows now and then when fragmentation leaves no free chunk big enough
+    (one call in ten faulted 64 MiB in on one machine), which is rare, not steady."""
     default, kept = _faults("default"), _faults("kept")
     assert kept < 100
     assert default > 10 * max(kept, 10)
