@@ -35,7 +35,13 @@ def mix_seed(*parts: int | str) -> int:
 
 def _fp4(gen: Generator, shape: tuple[int, ...], seed: int, device: torch.device) -> torch.Tensor:
     """Packed fp4 (two E2M1 values a byte): random bytes (every code is a finite value), zeros, or
-    ones (code 2 in both nibbles); the declared shape is the packed tensor's."""
+    ones (code 2 in both nibbles); the declared shape is the packed tensor's, unless a random
+    generator says `fp4_shape: values` (the shape counts values: SOL-ExecBench's random inputs,
+    whose last dimension it halves)."""
+    if gen.type == "random" and gen.params.get("fp4_shape") == "values":
+        if not shape or shape[-1] % 2:
+            raise ValueError(f"fp4_shape: values needs an even last dimension to pack two values a byte, got {shape}")
+        shape = (*shape[:-1], shape[-1] // 2)
     if gen.type == "zeros":
         raw = torch.zeros(shape, dtype=torch.uint8, device=device)
     elif gen.type == "ones":

@@ -99,6 +99,24 @@ def _scalars_to_python(definition: dict[str, Any], workloads: list[dict[str, Any
             spec["shape"] = None
 
 
+def _fp4_values(definition: dict[str, Any], workloads: list[dict[str, Any]]) -> None:
+    """Upstream declares a packed fp4 input's shape in values and draws a random one with the last
+    dimension halved (two values a byte); opbench's own manifests declare the packed shape, so the
+    imported random generators say which they mean."""
+    inputs = definition.get("inputs")
+    if not isinstance(inputs, dict):
+        return
+    packed = [n for n, spec in inputs.items() if isinstance(spec, dict) and spec.get("dtype") == DTYPES["float4_e2m1"]]
+    for w in workloads:
+        gens = w.setdefault("inputs", {})
+        if not isinstance(gens, dict):
+            continue
+        for name in packed:
+            gen = gens.get(name, {"type": "random"})
+            if isinstance(gen, dict) and gen.get("type") == "random":
+                gens[name] = {**gen, "fp4_shape": "values"}
+
+
 def _tolerance(raw: Any, defaults: dict[str, float]) -> Any:
     """Upstream's ToleranceSpec in opbench's terms: max_atol -> atol, max_rtol -> rtol, a required
     matched ratio r (also spelled required_match_ratio) -> max_mismatch 1 - r; max_error_cap kept."""
@@ -420,4 +438,5 @@ def import_problem(problem: Problem) -> tuple[dict[str, Any], Locator, list[Fiel
     if errors and not workloads:
         raise ManifestError(errors)  # nothing to check the rest against
     _scalars_to_python(definition, workloads)
+    _fp4_values(definition, workloads)
     return {"schema_version": 1, "definition": definition, "workloads": workloads, "solutions": solutions}, loc, errors

@@ -224,6 +224,33 @@ def test_packed_fp4_tensors_are_made_and_compared_by_the_values_they_hold(tmp_pa
     assert fp4_to_float(packed).tolist() == [[0.5, 1.0, 6.0, -6.0]]
 
 
+def test_a_sol_random_fp4_input_is_declared_in_values_and_drawn_with_its_last_dimension_halved(tmp_path: Path) -> None:
+    """SOL-ExecBench declares a packed fp4 input's shape in values and packs a random draw into half
+    as many bytes along the last dimension; opbench's own manifests declare the packed shape."""
+    problem = tmp_path / "fp4_sum"
+    problem.mkdir()
+    definition = {"name": "fp4_sum", "op_type": "q", "axes": {"n": {"type": "var"}},
+                  "inputs": {"x": {"shape": ["n", "16"], "dtype": "float4_e2m1"}},
+                  "outputs": {"bytes": {"shape": ["n", "8"], "dtype": "int32"}},
+                  "reference": "import torch\n\ndef run(x):\n    return x.view(torch.uint8).to(torch.int32)\n"}
+    (problem / "definition.json").write_text(json.dumps(definition))
+    (problem / "workload.jsonl").write_text(json.dumps({"uuid": "n3", "axes": {"n": 3}, "inputs": {"x": {"type": "random"}}}) + "\n")
+    (tmp_path / "k.py").write_text("import torch\n\ndef run(x):\n    return x.view(torch.uint8).to(torch.int32)\n")
+    sol = tmp_path / "solution.json"
+    sol.write_text(json.dumps({"name": "view", "definition": "fp4_sum", "author": "t",
+                               "spec": {"languages": ["pytorch"], "entry_point": "k.py::run",
+                                        "destination_passing_style": False}, "sources": [{"path": "k.py"}]}))
+    m = load_manifest(problem, Problem(folder=problem, solutions=(sol,)))
+    assert m.workloads[0].inputs["x"].params["fp4_shape"] == "values"
+    from harness.execute.inputs import generate_inputs
+    x = generate_inputs(m.definition, m.workloads[0], 1, torch.device("cpu"))["x"]
+    assert (tuple(x.shape), x.dtype) == ((3, 8), torch.float4_e2m1fn_x2)
+    assert hpc_bench([str(problem), "--solution", str(sol), "--device", "cpu", "--max-time-s", "0.1",
+                      "-o", str(tmp_path / "t.jsonl")]) == 0
+    trace = json.loads((tmp_path / "t.jsonl").read_text().splitlines()[0])
+    assert trace["evaluation"]["status"] == "PASSED"
+
+
 def test_a_missing_toolchain_is_unsupported_with_what_to_install(tmp_path: Path) -> None:
     import yaml
     from factories import axpy_document
