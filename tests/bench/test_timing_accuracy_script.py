@@ -46,7 +46,8 @@ def test_cases_cover_what_the_table_claims(ta):
     triton = next(c for c in cases.values() if c.language == "triton")
     assert triton.solution_source == (ROOT / "manifests/rmsnorm/triton_rmsnorm.py").read_text()
     cuda = next(c for c in cases.values() if c.language == "cuda_cpp")
-    assert cuda.solution_source == (ROOT / "manifests/rmsnorm/rmsnorm.cu").read_text()
+    assert cuda.solution_source == (ROOT / "manifests/rmsnorm/rmsnorm_binding.cpp").read_text()
+    assert cuda.sources["rmsnorm.cu"] == (ROOT / "manifests/rmsnorm/rmsnorm.cu").read_text() and "rmsnorm.h" in cuda.sources
     assert cuda.build["extra_cuda_cflags"], "the build flags of manifests/rmsnorm/solutions/cuda.yaml"
 
 
@@ -65,7 +66,7 @@ def test_manifest_subcommand_writes_a_valid_manifest(ta, tmp_path, capsys):
     ta.main(["manifest", "cuda-rmsnorm-4096x8192", str(tmp_path / "m")])
     path = Path(capsys.readouterr().out.strip())
     assert path == tmp_path / "m" / "manifest.yaml"
-    assert (tmp_path / "m" / "rmsnorm.cu").is_file()
+    assert {p.name for p in (tmp_path / "m").iterdir()} >= {"rmsnorm_binding.cpp", "rmsnorm.cu", "rmsnorm.h"}
     proc = subprocess.run([sys.executable, "-m", "harness", "validate", str(path)], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
