@@ -47,3 +47,36 @@ def test_no_cutlass_is_unsupported_with_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(Unsupported, match="set CUTLASS_DIR .* or pip install nvidia-cutlass"):
         cutlass_includes({"CUTLASS_DIR": str(tmp_path / "none")})
 
+
+
+def test_a_wheel_library_links_by_its_plain_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """NVIDIA's wheels hold only versioned files (libcudnn.so.9): a link folder gives `-lcudnn` (ours, and a
+    solution's own ld_flags) something to find, and the rpath the wheel's folder."""
+    from harness.execute.solutions.cuda_cpp import _library
+    pkg = tmp_path / "site" / "opbench_fake_wheel"
+    (pkg / "lib").mkdir(parents=True)
+    (pkg / "include").mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "lib" / "libfoo.so.9").write_text("not really a library")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setenv("OPBENCH_BUILD_DIR", str(tmp_path / "build"))
+    includes, flags = _library(("opbench_absent_wheel", "opbench_fake_wheel"), "foo", "foo", "foo-wheel")
+    assert includes == [pkg / "include"]
+    link_dir = Path(flags[0].removeprefix("-L"))
+    assert (link_dir / "libfoo.so").resolve() == (pkg / "lib" / "libfoo.so.9").resolve()
+    assert flags[1:] == [f"-Wl,-rpath,{pkg / 'lib'}", "-lfoo"]
+    assert _library(("opbench_fake_wheel",), "foo", "foo", "foo-wheel") == (includes, flags)  # again: the link stays
+    with pytest.raises(Unsupported, match="pip install bar-wheel"):
+        _library(("opbench_absent_wheel",), "bar", "opbench_no_such_lib", "bar-wheel")
+
+
+def test_the_cudnn_frontend_headers_are_found_or_the_row_is_unsupported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+    from harness.execute.solutions.cuda_cpp import cudnn_frontend_includes
+    (tmp_path / "fe" / "include").mkdir(parents=True)
+    (tmp_path / "fe" / "include" / "cudnn_frontend.h").write_text("// header\n")
+    assert cudnn_frontend_includes({"CUDNN_FRONTEND_DIR": str(tmp_path / "fe")}) == [tmp_path / "fe" / "include"]
+    if importlib.util.find_spec("cudnn") is not None:
+        pytest.skip("nvidia-cudnn-frontend is installed here")
+    with pytest.raises(Unsupported, match="pip install nvidia-cudnn-frontend"):
+        cudnn_frontend_includes({})

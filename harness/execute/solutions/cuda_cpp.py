@@ -15,6 +15,7 @@ COMPILE_ERROR with the compiler's words and a hint for the common causes.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import io
 import os
 import shutil
@@ -31,14 +32,17 @@ COMPILED = (".cu", ".cpp", ".cc", ".cxx", ".c")
 CUDA_SUFFIX = ".cu"
 
 
+def _build_root() -> Path:
+    return Path(os.environ.get("OPBENCH_BUILD_DIR", Path(tempfile.gettempdir()) / "opbench-build"))
+
+
 def _build_dir(name: str, files: list[Path], flags: list[str]) -> Path:
     h = hashlib.sha256()
     for f in files:
         h.update(f.name.encode())
         h.update(f.read_bytes())
     h.update(" ".join(flags).encode())
-    root = Path(os.environ.get("OPBENCH_BUILD_DIR", Path(tempfile.gettempdir()) / "opbench-build"))
-    path = root / f"{name}-{h.hexdigest()[:12]}"
+    path = _build_root() / f"{name}-{h.hexdigest()[:12]}"
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -60,28 +64,64 @@ def cutlass_includes(env: dict[str, str] | None = None) -> list[Path]:
                       f"(looked in {roots[0]}) or pip install nvidia-cutlass")
 
 
-def _library(package: str, language: str, lib: str, install: str) -> tuple[list[Path], list[str]]:
-    """Include and link flags of a library shipped as an NVIDIA wheel (nvidia.cudnn...), or none
-    when it is in the CUDA toolkit's own folders."""
+def _library(packages: tuple[str, ...], language: str, lib: str, install: str) -> tuple[list[Path], list[str]]:
+    """Include and link flags of a library shipped as an NVIDIA wheel (nvidia.cudnn, nvidia.cu13...),
+    or none when it is in the CUDA toolkit's own folders. The wheels hold only versioned files
+    (libcudnn.so.9), so a link folder gets an unversioned name for it: `-l<lib>`, also in a
+    solution's own ld_flags (SOL-ExecBench's `-lcudnn`), finds the wheel's copy."""
+    for package in packages:
+        try:
+            base = Path(list(__import__(package, fromlist=["_"]).__path__)[0])
+        except ImportError:
+            continue
+        found = sorted((base / "lib").glob(f"lib{lib}.so*"))
+        if not found:
+            continue
+        links = _build_root() / "links" / package
+        links.mkdir(parents=True, exist_ok=True)
+        link = links / f"lib{lib}.so"
+        if not link.exists() or link.resolve() != found[0].resolve():
+            tmp = links / f".lib{lib}.so.{os.getpid()}"
+            tmp.unlink(missing_ok=True)
+            tmp.symlink_to(found[0])
+            tmp.replace(link)
+        return [base / "include"], [f"-L{links}", f"-Wl,-rpath,{base / 'lib'}", f"-l{lib}"]
+    cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    if any(Path(d, f"lib{lib}.so").exists() for d in (f"{cuda_home}/lib64", "/usr/lib/x86_64-linux-gnu")):
+        return [], [f"-l{lib}"]
+    raise Unsupported(f"{language} solutions need lib{lib}: pip install {install}, or install it with the CUDA toolkit")
+
+
+def cudnn_frontend_includes(env: dict[str, str] | None = None) -> list[Path]:
+    """The header-only cudnn frontend (cudnn_frontend.h): $CUDNN_FRONTEND_DIR/include, else the copy
+    the nvidia-cudnn-frontend wheel installs beside its `cudnn` package (found without importing it)."""
+    env = dict(os.environ) if env is None else env
+    roots = [Path(env["CUDNN_FRONTEND_DIR"]) / "include"] if env.get("CUDNN_FRONTEND_DIR") else []
     try:
-        module = __import__(package, fromlist=["_"])
-        base = Path(list(module.__path__)[0])
-        return [base / "include"], [f"-L{base / 'lib'}", f"-Wl,-rpath,{base / 'lib'}", f"-l{lib}"]
-    except ImportError:
-        cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
-        if any(Path(d, f"lib{lib}.so").exists() for d in (f"{cuda_home}/lib64", "/usr/lib/x86_64-linux-gnu")):
-            return [], [f"-l{lib}"]
-        raise Unsupported(f"{language} solutions need lib{lib}: pip install {install}, or install it with the CUDA toolkit")
+        spec = importlib.util.find_spec("cudnn")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.origin:
+        roots.append(Path(spec.origin).parent.parent / "include")
+    for root in roots:
+        if (root / "cudnn_frontend.h").is_file():
+            return [root]
+    raise Unsupported("this cudnn solution includes cudnn_frontend.h: pip install nvidia-cudnn-frontend, or set "
+                      "CUDNN_FRONTEND_DIR to a cudnn-frontend checkout")
 
 
-def toolchain(language: str) -> tuple[list[Path], list[str]]:
-    """Extra include paths and link flags a C++ language needs beyond cuda_cpp."""
+def toolchain(language: str, sources: list[Path] = []) -> tuple[list[Path], list[str]]:
+    """Extra include paths and link flags a C++ language needs beyond cuda_cpp (the cudnn frontend's
+    headers when a source includes them)."""
     if language == "cutlass":
         return cutlass_includes(), []
     if language == "cudnn":
-        return _library("nvidia.cudnn", "cudnn", "cudnn", "nvidia-cudnn-cu12")
+        includes, ldflags = _library(("nvidia.cudnn",), "cudnn", "cudnn", "nvidia-cudnn-cu13 (or -cu12, as torch's CUDA)")
+        if any("cudnn_frontend" in f.read_text(errors="replace") for f in sources if f.is_file()):
+            includes = cudnn_frontend_includes() + includes
+        return includes, ldflags
     if language == "cublas":
-        return _library("nvidia.cublas", "cublas", "cublas", "nvidia-cublas-cu12")
+        return _library(("nvidia.cublas", "nvidia.cu13"), "cublas", "cublas", "nvidia-cublas (or nvidia-cublas-cu12, as torch's CUDA)")
     return [], []
 
 
@@ -112,9 +152,8 @@ def build(solution: Solution, device: Device) -> Callable[..., Any]:
     binding = solution.build.get("binding", "torch")
     if binding == "tvm-ffi":
         require("tvm_ffi", solution.language, "apache-tvm-ffi")
-    includes, ldflags = toolchain(solution.language)
-
     every = [solution.entry_file] + [s for s in solution.sources if s != solution.entry_file]
+    includes, ldflags = toolchain(solution.language, every)
     files = [f for f in every if f.suffix in COMPILED]
     if not files:
         raise BuildError(f"no file to compile among {[f.name for f in every]}; expected .cu, .cpp, .cc, .cxx or .c")
@@ -136,9 +175,11 @@ def build(solution: Solution, device: Device) -> Callable[..., Any]:
                                   build_directory=str(build_dir))
             else:
                 from torch.utils.cpp_extension import load
+                # with_cuda: a solution of .cpp files alone (a cuDNN or cuBLAS call) still needs CUDA's
+                # headers and libraries, which torch adds by itself only when a .cu file is present
                 module = load(name=name, sources=[str(f) for f in files], extra_cflags=cflags,
                               extra_cuda_cflags=cuda_flags, extra_ldflags=ldflags, extra_include_paths=include_paths,
-                              build_directory=str(build_dir), verbose=False)
+                              build_directory=str(build_dir), with_cuda=True, verbose=False)
     except Exception as exc:
         text = f"{exc}"[-4000:] + "\n" + log.getvalue()[-2000:]
         raise BuildError("\n".join(x for x in (f"nvcc/ninja build failed: {text}", hint(text)) if x)) from exc
