@@ -16,7 +16,7 @@ from harness.launcher.errors import ENVIRONMENT, LaunchError
 from harness.paths import SOURCE_ROOT
 
 REPO_ROOT = SOURCE_ROOT
-CONTEXT = ("pyproject.toml", "requirements.txt", "README.md", "harness", "opbench", "schemas", "manifests")  # what the images COPY
+CONTEXT = ("pyproject.toml", "requirements.txt", "requirements-cuda.txt", "README.md", "harness", "opbench", "schemas", "manifests")  # what the images COPY
 SKIP_PARTS = {"__pycache__", ".pytest_cache"}
 SKIP_SUFFIXES = (".pyc", ".pyo", ".so")
 DOCKERFILES = {"cpu": "Dockerfile.cuda", "cuda": "Dockerfile.cuda", "npu": "Dockerfile.npu"}

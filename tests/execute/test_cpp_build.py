@@ -3,6 +3,7 @@ headers are found, and a missing toolchain as UNSUPPORTED. The compile itself ru
 (`tests/execute/test_handoff.py`'s cuda run and `make bench` there); these are the parts that need none."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,31 @@ def test_the_cudnn_frontend_headers_are_found_or_the_row_is_unsupported(tmp_path
         pytest.skip("nvidia-cudnn-frontend is installed here")
     with pytest.raises(Unsupported, match="pip install nvidia-cudnn-frontend"):
         cudnn_frontend_includes({})
+
+
+def test_a_cutile_solution_without_tileiras_is_unsupported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """cuTile compiles on first call; without its compiler every call would fail as the solution's
+    runtime error, so the build says UNSUPPORTED first (and finds the wheel's tileiras when present)."""
+    import importlib
+    from types import SimpleNamespace
+    from harness.execute.solutions import build_solution, tileiras
+    site = tmp_path / "site"
+    (site / "cuda" / "tile").mkdir(parents=True)
+    (site / "cuda" / "tile" / "__init__.py").write_text("")  # cuda.tile importable, as after pip install cuda-tile
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "no-cuda"))
+    for name in [m for m in sys.modules if m == "nvidia" or m.startswith(("nvidia.", "cuda"))]:
+        monkeypatch.delitem(sys.modules, name)
+    importlib.invalidate_caches()
+    if tileiras() is not None:
+        pytest.skip(f"a tileiras is installed here: {tileiras()}")
+    solution = SimpleNamespace(language="cutile")
+    with pytest.raises(Unsupported, match="pip install nvidia-cuda-tileiras"):
+        build_solution(solution, SimpleNamespace(kind="cuda"))  # type: ignore[arg-type]
+    compiler = site / "nvidia" / "cu13" / "bin" / "tileiras"
+    compiler.parent.mkdir(parents=True)
+    compiler.write_text("#!/bin/sh\n")
+    compiler.chmod(0o755)
+    importlib.invalidate_caches()
+    assert tileiras() == compiler

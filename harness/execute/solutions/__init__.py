@@ -5,6 +5,7 @@ a machine without the language's toolchain raises `Unsupported` (UNSUPPORTED, wi
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable
 
 from harness.measure.devices import Device
@@ -16,6 +17,25 @@ CPP_LANGUAGES = ("cuda_cpp", "cutlass", "cudnn", "cublas")  # C++/CUDA with a li
 PYTHON_DSLS = {"cute_dsl": ("cutlass", "nvidia-cutlass-dsl"), "cutile": ("cuda.tile", "cuda-tile"),
                "cudnn_frontend": ("cudnn", "nvidia-cudnn-frontend")}
 LANGUAGES = ("pytorch", "triton", "tilelang", *CPP_LANGUAGES, *PYTHON_DSLS)
+
+
+def tileiras() -> Path | None:
+    """The compiler cuTile runs on first call, where cuda.tile looks for it (the nvidia-cuda-tileiras
+    wheel, PATH, the CUDA toolkit): missing, every call would fail as the solution's runtime error."""
+    import importlib.util
+    import os
+    import shutil
+    places: list[Path] = []
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        spec = None
+    for root in (spec.submodule_search_locations or []) if spec is not None else []:
+        places.append(Path(root) / "cu13" / "bin" / "tileiras")
+    on_path = shutil.which("tileiras")
+    places += [Path(on_path)] if on_path else []
+    places.append(Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "bin" / "tileiras")
+    return next((p for p in places if p.is_file() and os.access(p, os.X_OK)), None)
 
 
 def build_solution(solution: Solution, device: Device) -> Callable[..., Any]:
@@ -30,6 +50,9 @@ def build_solution(solution: Solution, device: Device) -> Callable[..., Any]:
         from harness.execute.solutions.tilelang import build
     elif language in PYTHON_DSLS:
         require(PYTHON_DSLS[language][0], language, PYTHON_DSLS[language][1])
+        if language == "cutile" and tileiras() is None:
+            raise Unsupported("cutile solutions need the tileiras compiler, which is not installed here "
+                              "(pip install nvidia-cuda-tileiras, or a CUDA toolkit of 13.1 or later)")
         if device.kind != "cuda":
             raise BuildError(f"{language} solutions need a CUDA device, not {device.kind}")
         from harness.execute.solutions.pytorch import build
