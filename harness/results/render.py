@@ -84,10 +84,37 @@ def _title(group: Sequence[Trace]) -> str:
     return clean(f"{group[0].definition} / {group[0].workload} ({axes})").replace("\n", " ")
 
 
+def skipped_throughout(traces: Iterable[Trace]) -> dict[tuple[str, str], str]:
+    """(definition, solution) -> reason, for solutions SKIPPED on every workload of their problem for
+    one reason (GPU solutions in a CPU run): said once under the problem's tables, not in a row each."""
+    by: dict[tuple[str, str], list[Trace]] = {}
+    for t in traces:
+        by.setdefault((t.definition, t.solution), []).append(t)
+    return {key: group[0].message for key, group in by.items()
+            if all(t.status == Status.SKIPPED for t in group) and len({t.message for t in group}) == 1}
+
+
+def _skipped_lines(definition: str, skipped: dict[tuple[str, str], str]) -> list[str]:
+    names = [(sol, why) for (d, sol), why in skipped.items() if d == definition]
+    if not names:
+        return []
+    return [clean(f"{definition}: SKIPPED on every workload").replace("\n", " ")] + \
+        [clean(f"  {sol}: {_note(why) if why else 'skipped'}").replace("\n", " ") for sol, why in names] + [""]
+
+
 def render_table(traces: Sequence[Trace], fmt: str = "simple", width: int | None = WIDTH) -> str:
-    """A table per workload; with `width`, the notes column wraps (at words) so a line fits it."""
-    parts = []
-    for group in group_by_workload(traces).values():
+    """A table per workload; with `width`, the notes column wraps (at words) so a line fits it.
+    Solutions skipped on every workload (skipped_throughout) get a line each after their problem."""
+    parts: list[str] = []
+    skipped = skipped_throughout(traces)
+    groups = list(group_by_workload(traces).values())
+    for i, everything in enumerate(groups):
+        definition = everything[0].definition
+        group = [t for t in everything if (t.definition, t.solution) not in skipped]
+        last = i + 1 == len(groups) or groups[i + 1][0].definition != definition
+        if not group:
+            parts += _skipped_lines(definition, skipped) if last else []
+            continue
         rows, headers = [row(t) for t in group], list(HEADERS)
         table = tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True)
         if width is not None:
@@ -101,7 +128,7 @@ def render_table(traces: Sequence[Trace], fmt: str = "simple", width: int | None
                 if over <= 0 or notes <= MIN_NOTES:
                     break
                 notes = max(MIN_NOTES, notes - over)
-        parts += [_title(group), table, ""]
+        parts += [_title(group), table, ""] + (_skipped_lines(definition, skipped) if last else [])
     return "\n".join(parts)
 
 

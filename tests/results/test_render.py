@@ -28,3 +28,17 @@ def test_rates_take_the_prefix_that_fits_them() -> None:
 def test_an_expected_failure_says_so() -> None:
     t = trace("hack", status=Status.TAMPERED, expected_status="TAMPERED", message="patched timer")
     assert "as expected; patched timer" in render_table([t])
+
+
+def test_a_solution_skipped_on_every_workload_is_said_once_under_its_problem() -> None:
+    why = "cuda_cpp solution targets cuda; this run is on cpu"
+    rows = [trace("fast", workload=w, sol_ms=samples(1.0), ref_ms=samples(2.0)) for w in ("w1", "w2")]
+    rows += [trace("gpu-only", workload=w, status=Status.SKIPPED, message=why) for w in ("w1", "w2")]
+    rows += [trace("sometimes", workload="w1", status=Status.SKIPPED, message="too large"),
+             trace("sometimes", workload="w2", sol_ms=samples(1.0), ref_ms=samples(2.0))]
+    text = render_table(rows)
+    assert text.count("gpu-only") == 1 and f"  gpu-only: {why}" in text
+    assert text.index("op / w2") < text.index("op: SKIPPED on every workload")  # after the problem's last table
+    assert text.count("sometimes") == 2  # skipped on one workload only: still a row on each
+    only = render_table([trace("gpu-only", status=Status.SKIPPED, message=why)])
+    assert only.splitlines()[:2] == ["op: SKIPPED on every workload", f"  gpu-only: {why}"]
