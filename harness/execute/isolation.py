@@ -96,6 +96,7 @@ class Worker:
         self.proc: Any = None
         self.conn: Any = None
         self.expect = Expect()  # what replies must hold, from the commands sent so far
+        self.probes = True  # Build probes the device handoff (not in a worker that only compiles)
         self._members: set[int] = set()  # the worker's session, as last scanned (see frozen)
         self._scanned_at = -math.inf
 
@@ -153,6 +154,11 @@ class Worker:
 
     def call(self, command: Command, *, timeout: float) -> Reply:
         """Send `command`; its reply, or WorkerError (TIMEOUT, TAMPERED, a crash, or the worker's Failure)."""
+        return self.receive(self.send(command), timeout=timeout)
+
+    def send(self, command: Command) -> Command:
+        """Start the worker if needed and send `command` (as staged for it) without waiting: `receive`
+        takes the reply, so several workers can work at once (run/prebuild)."""
         if not self.alive:
             self.start()
         assert self.box is not None
@@ -168,6 +174,10 @@ class Worker:
             protocol.send_command(self.conn, command)
         except (BrokenPipeError, OSError):
             raise self._died()
+        return command
+
+    def receive(self, command: Command, *, timeout: float) -> Reply:
+        """The reply to `command`, which `send` returned, waiting at most `timeout` seconds from now."""
         deadline = time.monotonic() + timeout
         late = WorkerError("TIMEOUT", f"'{command.name}' did not finish within {timeout:g} s; worker killed")
         fd = self.conn.fileno()
@@ -197,7 +207,7 @@ class Worker:
         device handles once the probe came back right."""
         if isinstance(command, Build):
             self.handoff = None
-            if command.device_kind == "cuda":
+            if command.device_kind == "cuda" and self.probes:
                 return replace(command, handoff_nonce=secrets.randbits(62))
         elif isinstance(command, (Run, TimeEnd)):
             return replace(command, on_device=self.handoff is not None)

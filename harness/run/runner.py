@@ -38,6 +38,7 @@ from harness.errors import InputError
 from harness.results.report import Report
 from harness.results.trace import Status, Trace
 from harness.results.interrupt import stopped
+from harness.run.prebuild import Prebuild
 
 RESTART_AFTER = {Status.RUNTIME_ERROR, Status.TIMEOUT, Status.OUT_OF_MEMORY, Status.TAMPERED}
 
@@ -227,13 +228,25 @@ class Runner:
     # -- the run ------------------------------------------------------------------------------
     def run(self) -> Report:
         guard_parent()  # a subreaper: a solution's double fork is re-parented here, where kill_strays finds it
-        self._start_reference()
+        workloads, solutions = list(self.m.workloads), list(self.m.solutions)  # --solution/--workload: in prepare()
+        pending = [s for s in solutions if any((self.m.definition.name, w.id, s.name) not in self.opt.done for w in workloads)]
+        builds = Prebuild(pending, self.m.definition, self.kind, self.opt.device_index, self.opt.log_dir, self.policy,
+                          str(self.run_seed), self.cfg.compile_timeout_s, self.progress).start()
+        try:
+            self._start_reference()  # while the compiled solutions build
+            prebuilt = builds.finish()
+        except BaseException:
+            builds.abort()
+            raise
+        ref_pid = self.ref.pid if self.ref is not None else None
+        kill_strays(keep=self.spared | ({ref_pid} if ref_pid else set()))  # nothing a build started is left
         assert self.ref_info is not None
         env = environment(self.ref_info.device)
         env["versions"] = {**env["versions"], **self.ref_info.versions}
         env["containment"] = self.policy.to_dict()
         env["output_handoff"] = "cuda-ipc" if self.ref is not None and self.ref.handoff is not None else "pipe"
-        workloads, solutions = list(self.m.workloads), list(self.m.solutions)  # --solution/--workload: in prepare()
+        if prebuilt:
+            env["prebuild"] = prebuilt  # solution -> seconds its parallel build took, or why it failed
         traces: list[Trace] = []
         try:
             for sol in solutions:
