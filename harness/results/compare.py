@@ -27,7 +27,10 @@ from tabulate import tabulate
 
 from harness.results.render import fmt_time
 from harness.results.stats import median, quantile
-from harness.results.trace import Status, Trace
+from harness.results.trace import NOT_RUN, Status, Trace
+
+# rows a run did not get to or could not run here (no device, no toolchain, interrupted): never BROKEN or FIXED
+UNRUN = NOT_RUN | {Status.INTERRUPTED}
 
 
 class Verdict(str, Enum):
@@ -135,11 +138,17 @@ def compare_pair(b: Trace, n: Trace, settings: Settings) -> Row:
               base_ms=b.timing.median_ms if b.timing else None, new_ms=n.timing.median_ms if n.timing else None,
               base_n=b.timing.n if b.timing else 0, new_n=n.timing.n if n.timing else 0)
     b_ok, n_ok = b.status == Status.PASSED, n.status == Status.PASSED
-    if b_ok and not n_ok and n.status != Status.SKIPPED:
+    if b_ok and n.status in UNRUN:  # the new run has no result for it: missing, not broken
+        row.verdict, row.note = Verdict.MISSING, f"now {n.status}"
+        return row
+    if n_ok and b.status in UNRUN:
+        row.verdict, row.note = Verdict.NEW, f"was {b.status}"
+        return row
+    if b_ok and not n_ok:
         first_line = n.message.splitlines()[0][:80] if n.message else ""
         row.verdict, row.note = Verdict.BROKEN, f"now {n.status}" + (f": {first_line}" if first_line else "")
         return row
-    if n_ok and not b_ok and b.status != Status.SKIPPED:
+    if n_ok and not b_ok:
         row.verdict, row.note = Verdict.FIXED, f"was {b.status}"
         return row
     if not (b_ok and n_ok):

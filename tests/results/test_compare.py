@@ -125,3 +125,13 @@ def test_compare_warns_when_the_runs_differ_in_settings() -> None:
     b = replace(b, parts=(replace(b.parts[0], bench={"cache": "warm", "timer": "events"}),))
     said = settings_differ(a, b)
     assert "cache: None vs warm" in said and "timer: None vs events" in said and "problems: op vs other" in said
+
+
+def test_a_row_the_new_run_did_not_get_to_is_missing_not_broken() -> None:
+    ok = samples(1.0)
+    base = [trace("cut", sol_ms=ok), trace("tool", sol_ms=ok), trace("back", status=Status.INTERRUPTED)]
+    new = [trace("cut", status=Status.INTERRUPTED), trace("tool", status=Status.UNSUPPORTED, message="no nvcc"),
+           trace("back", sol_ms=ok)]
+    rows = {r.solution: r for r in compare_traces(base, new)}
+    assert {n: r.verdict for n, r in rows.items()} == {"cut": Verdict.MISSING, "tool": Verdict.MISSING, "back": Verdict.NEW}
+    assert rows["cut"].note == "now INTERRUPTED" and rows["back"].note == "was INTERRUPTED"
