@@ -384,9 +384,10 @@ def load_solution(case: Case, folder: Path) -> Callable[..., Any]:
     path = folder / case.solution_file
     if case.language == "cuda_cpp":
         from torch.utils.cpp_extension import load
+        from harness.spec.model import CPP_COMPILED
         cuda_flags = ["-O3", "--use_fast_math"] + list(case.build.get("extra_cuda_cflags", []))  # as opbench's build
         cflags = ["-O3"] + list(case.build.get("extra_cflags", []))
-        files = [path] + [folder / f for f in case.sources if Path(f).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
+        files = [path] + [folder / f for f in case.sources if Path(f).suffix in CPP_COMPILED]
         key = hashlib.sha256(b"".join(f.read_bytes() for f in files) + " ".join(cuda_flags + cflags).encode()).hexdigest()[:12]
         build_dir = Path(tempfile.gettempdir()) / "opbench-accuracy-build" / key
         build_dir.mkdir(parents=True, exist_ok=True)

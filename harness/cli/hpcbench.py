@@ -81,7 +81,6 @@ def _main(args: argparse.Namespace) -> int:
     from harness.results.render import render_table
     from harness.run.orchestrate import RunRequest, run
     from harness.run.progress import make_progress
-    from harness.run.suite import prepare
     problem = problem_of(args)
     overrides = knob_overrides(args)
     if args.compile_timeout is not None:
@@ -96,8 +95,7 @@ def _main(args: argparse.Namespace) -> int:
     request = RunRequest(target=target, out=out, device=args.device, device_index=args.device_index,
                          overrides=overrides, seed=args.seed, problem=problem)
     outcome = run(request, make_progress(not args.verbose))
-    manifests = prepare(target, overrides, problem=problem)
-    traces = upstream_traces(outcome.report, manifests)
+    traces = upstream_traces(outcome.report, list(outcome.manifests))
     lines = "".join(json.dumps(t, allow_nan=True) + "\n" for t in traces)
     if args.output:
         atomic_write(args.output, lines)  # a reader never sees half a file

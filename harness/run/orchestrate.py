@@ -17,7 +17,7 @@ from harness.benchmod.run import run_bench_module
 from harness.errors import InputError
 from harness.execute.containment import descendants, guard_parent, kill_strays
 from harness.results.merge import key_of, merge
-from harness.results.report import Failure, Report, Shards
+from harness.results.report import Failure, Report, ReportError, Shards
 from harness.results.interrupt import signals_stop_the_run, stopped
 from harness.results.trace import Status
 from harness.run.multidevice import parse_devices, run_on_devices
@@ -26,6 +26,7 @@ from harness.run.runner import RunOptions, resolve_device
 from harness.run.suite import plan_of, prepare, run_units, trace_count
 from harness.spec.benchmodule import is_bench_module_manifest, load_bench_manifest, with_overrides
 from harness.spec.manifest import is_suite
+from harness.spec.model import Manifest
 from harness.spec.shard import Shard, select, units_of
 
 
@@ -56,6 +57,7 @@ class RunOutcome:
     jsonl_path: Path
     headline: str                     # one line: what ran where, with which cache and seed
     interrupted: str | None = None    # "interrupted by SIGINT": the report holds what finished before
+    manifests: tuple[Manifest, ...] = ()  # the problems as run (hpc-bench maps traces back to their workloads)
 
 
 def run(request: RunRequest, progress: RunProgress) -> RunOutcome:
@@ -66,22 +68,25 @@ def run(request: RunRequest, progress: RunProgress) -> RunOutcome:
     with signals_stop_the_run():
         try:
             run_one = _run_bench_module if is_bench_module_manifest(request.target) else _run
-            report, stem, headline, interrupted = run_one(request, progress)
+            report, stem, headline, interrupted, manifests = run_one(request, progress)
         finally:  # nothing a solution started outlives the run, or sees (and rewrites) its report
             kill_strays(keep=spared)
         json_path, jsonl_path = report.write(request.out, stem)
         if request.owner:
             hand_over(request.out, request.owner)
-    return RunOutcome(report, json_path, jsonl_path, headline, interrupted)
+    return RunOutcome(report, json_path, jsonl_path, headline, interrupted, tuple(manifests))
+
+
+STOPPED = "run (stopped)"  # where the failure an interruption adds says it happened (--resume drops it)
 
 
 def _resumed(path: Path) -> Report:
     """An earlier report to go on from: its rows as they were, without the note that it was stopped."""
     try:
         previous = Report.load(path)
-    except Exception as exc:  # noqa: BLE001  (any unreadable report is bad input)
+    except ReportError as exc:
         raise InputError(f"--resume {path}: not a report opbench can read ({exc})") from None
-    kept = tuple(f for f in previous.failures if not (f.where == "run" and f.message.startswith("interrupted")))
+    kept = tuple(f for f in previous.failures if f.where != STOPPED)
     finished = tuple(t for t in previous.traces if t.status != Status.INTERRUPTED)
     return replace(previous, traces=finished, failures=kept, suite=None, shards=None)  # the plan is this run's
 
@@ -98,7 +103,7 @@ def _interrupted(report: Report, why: str) -> Report:
     finished = len(report.traces)
     missing = f"; {len(left)} never ran (INTERRUPTED: --resume runs them)" if left else ""
     return replace(report, traces=(*report.traces, *left), missing=0, failures=(*report.failures, Failure(
-        where="run", message=f"{why}: the report holds the {finished} result(s) finished before it{missing}")))
+        where=STOPPED, message=f"{why}: the report holds the {finished} result(s) finished before it{missing}")))
 
 
 def hand_over(out: Path, owner: tuple[int, int]) -> None:
@@ -111,7 +116,7 @@ def hand_over(out: Path, owner: tuple[int, int]) -> None:
             os.chown(path, *owner, follow_symlinks=False)
 
 
-def _run(request: RunRequest, progress: RunProgress) -> tuple[Report, str, str, str | None]:
+def _run(request: RunRequest, progress: RunProgress) -> tuple[Report, str, str, str | None, list[Manifest]]:
     manifests = prepare(request.target, dict(request.overrides), request.solutions, request.workloads, request.problem)
     if request.problem is not None and request.devices:
         raise InputError("--devices takes a manifest or a problem directory, not files named one by one")
@@ -160,10 +165,10 @@ def _run(request: RunRequest, progress: RunProgress) -> tuple[Report, str, str, 
     headline = (f"{name}: {len(manifests)} problem(s), {len(units)} workload(s)"
                 f"{f' in shard {shard}' if shard else ''} on {where} ({report.device_name}); "
                 f"cache: {'/'.join(sorted(cache))}; run seed: {run_seed}")
-    return report, f"{name}-{kind}" + (f"-{shard.slug}" if shard else ""), headline, interrupted
+    return report, f"{name}-{kind}" + (f"-{shard.slug}" if shard else ""), headline, interrupted, manifests
 
 
-def _run_bench_module(request: RunRequest, progress: RunProgress) -> tuple[Report, str, str, str | None]:
+def _run_bench_module(request: RunRequest, progress: RunProgress) -> tuple[Report, str, str, str | None, list[Manifest]]:
     """A bench module is a problem of its own kind: its cases are the workloads, its api the solution."""
     spec = with_overrides(load_bench_manifest(request.target), {**request.overrides, "mode": request.mode})
     if request.devices:
@@ -189,4 +194,4 @@ def _run_bench_module(request: RunRequest, progress: RunProgress) -> tuple[Repor
     stem = f"{report.definition}-{kind}-{spec.mode}" + (f"-{shard.slug}" if shard else "")
     headline = (f"{report.definition}: bench module on {kind} ({report.device_name}); mode: {spec.mode}; "
                 f"cache: {spec.config.cache}")
-    return report, stem, headline, interrupted
+    return report, stem, headline, interrupted, []

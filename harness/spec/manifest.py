@@ -17,8 +17,8 @@ from harness.spec.expressions import (ExpressionError, axis_value, check_constra
                                      holds)
 from harness.spec.files import MAX_DEPTH, MAX_NODES, read_structured, read_text
 from harness.spec.knobs import apply_overrides, knob_overrides
-from harness.spec.model import (Axis, BenchConfig, Definition, Generator, Manifest, Reference, Solution,
-                    TensorSpec, Tolerance, Workload)
+from harness.spec.model import (CPP_COMPILED, CPP_HEADERS, CPP_LANGUAGES, Axis, BenchConfig, Definition, Generator,
+                                Manifest, Reference, Solution, TensorSpec, Tolerance, Workload)
 from harness.spec.schema import FieldError, Locator, ManifestError, PathPart, display, validate
 
 INCLUDE = "$include"
@@ -309,9 +309,6 @@ def _cross_check(doc: dict[str, Any], loc: Locator) -> list[FieldError]:
     return errs
 
 
-CPP_LANGUAGES = ("cuda_cpp", "cutlass", "cudnn", "cublas")
-
-
 def _near(name: str, names: Any) -> str:
     import difflib
     close = difflib.get_close_matches(name, sorted(names), n=1)
@@ -329,7 +326,7 @@ def entry_problem(file: Path, symbol: str, language: str, sources: list[Path]) -
     except ManifestError:
         return None  # reported where the file is read for the run
     if language in CPP_LANGUAGES:
-        texts = [text] + [read_text(p) for p in sources if p.suffix in (".cu", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".cuh")]
+        texts = [text] + [read_text(p) for p in sources if p.suffix in CPP_COMPILED + CPP_HEADERS]
         if any(re.search(rf"\b{re.escape(symbol)}\b", t) for t in texts):
             return None
         exported = {m for t in texts for m in re.findall(r'm\.def\(\s*"([A-Za-z_][A-Za-z0-9_]*)"', t)}

@@ -10,6 +10,13 @@ from pathlib import Path
 from typing import Any
 
 
+# C++/CUDA languages (cuda_cpp, and C++ with a library's headers and link flags), the files their
+# build compiles, and the headers found beside them: the spec checks entry symbols in both, the
+# execute layer compiles the first.
+CPP_LANGUAGES = ("cuda_cpp", "cutlass", "cudnn", "cublas")
+CPP_COMPILED = (".cu", ".cpp", ".cc", ".cxx", ".c")
+CPP_HEADERS = (".h", ".hpp", ".cuh")
+
 @dataclass(frozen=True)
 class Axis:
     name: str

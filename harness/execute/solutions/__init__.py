@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness.measure.devices import Device
-from harness.spec.model import Solution
+from harness.spec.model import CPP_LANGUAGES, Solution
 from harness.execute.solutions.common import BuildError, Unsupported, require
 
-CPP_LANGUAGES = ("cuda_cpp", "cutlass", "cudnn", "cublas")  # C++/CUDA with a library's headers and link flags
 # Python modules that drive a CUDA DSL or library: imported like a pytorch solution once the package is here.
 PYTHON_DSLS = {"cute_dsl": ("cutlass", "nvidia-cutlass-dsl"), "cutile": ("cuda.tile", "cuda-tile"),
                "cudnn_frontend": ("cudnn", "nvidia-cudnn-frontend")}

@@ -26,9 +26,8 @@ from typing import Any, Callable
 
 from harness.execute.solutions.common import BuildError, Unsupported, entry, require
 from harness.measure.devices import Device
-from harness.spec.model import Solution
+from harness.spec.model import CPP_COMPILED, Solution
 
-COMPILED = (".cu", ".cpp", ".cc", ".cxx", ".c")
 CUDA_SUFFIX = ".cu"
 
 
@@ -154,7 +153,7 @@ def build(solution: Solution, device: Device) -> Callable[..., Any]:
         require("tvm_ffi", solution.language, "apache-tvm-ffi")
     every = [solution.entry_file] + [s for s in solution.sources if s != solution.entry_file]
     includes, ldflags = toolchain(solution.language, every)
-    files = [f for f in every if f.suffix in COMPILED]
+    files = [f for f in every if f.suffix in CPP_COMPILED]
     if not files:
         raise BuildError(f"no file to compile among {[f.name for f in every]}; expected .cu, .cpp, .cc, .cxx or .c")
     include_paths = [str(p) for p in [solution.entry_file.parent, *includes]]
