@@ -95,6 +95,7 @@ class CudaDevice(Device):
     def __init__(self, index: int = 0):
         super().__init__(index)
         self._stream: torch.cuda.Stream | None = None
+        self._stream_kind = "not set up"
         self._cycles_per_us: float | None = None
         self._nvml, self._nvml_dev = None, None
         self._cuda: ctypes.CDLL | None = None
@@ -113,9 +114,28 @@ class CudaDevice(Device):
 
     def setup(self) -> None:
         torch.cuda.set_device(self.index)
-        self._stream = torch.cuda.Stream(self.index)
+        self._stream = self._blocking_stream()
         self._nvml, self._nvml_dev = _nvml_handle(self.index)
         self.reset_persisting_cache()  # the driver may start with some set aside (11 MiB on an H200)
+
+    def _blocking_stream(self) -> torch.cuda.Stream:
+        """The harness stream, made without cudaStreamNonBlocking (torch's own streams have that flag).
+        Work a solution launches on the legacy default stream (`kernel<<<g, b>>>` with no stream, a CuTe
+        DSL call with none) then starts after the hold before the call and ends before the marker after
+        it, so it is timed inside the call's window, as both upstreams' all-stream timing counts it; a
+        stream of the solution's own (non-blocking, as torch makes them) still escapes: HIDDEN_WORK.
+        A torch stream where the driver will not make one (then such work escapes too)."""
+        try:
+            torch.zeros(1, device=self.torch_device)  # the primary context, current on this thread
+            handle = ctypes.c_void_p()
+            if self._driver().cuStreamCreate(ctypes.byref(handle), ctypes.c_uint(0)) == 0 and handle.value:
+                self._stream_kind = "blocking (waits for the legacy default stream)"
+                return torch.cuda.ExternalStream(handle.value, device=self.torch_device)
+        except (OSError, AttributeError, RuntimeError) as exc:
+            self._stream_kind = f"torch (non-blocking): {type(exc).__name__}: {exc}"[:160]
+            return torch.cuda.Stream(self.index)
+        self._stream_kind = "torch (non-blocking): cuStreamCreate failed"
+        return torch.cuda.Stream(self.index)
 
     def synchronize(self) -> None:
         torch.cuda.synchronize(self.index)
@@ -268,7 +288,8 @@ class CudaDevice(Device):
             "kind": "cuda", "index": self.index, "name": props.name,
             "compute_capability": f"{props.major}.{props.minor}", "multiprocessors": props.multi_processor_count,
             "memory_bytes": props.total_memory, "l2_bytes": self.l2_bytes(), "cuda_runtime": torch.version.cuda,
-            "flush": {"l2_read_bytes": 2 * self.l2_bytes(), "instruction_caches": self.code_eviction()}}
+            "flush": {"l2_read_bytes": 2 * self.l2_bytes(), "instruction_caches": self.code_eviction()},
+            "harness_stream": self._stream_kind}
         nv, dev = self._nvml, self._nvml_dev
         if nv is None:
             nv, dev = _nvml_handle(self.index)
