@@ -237,7 +237,9 @@ class Worker:
         return reply
 
     def _probe(self, command: Build, reply: Built) -> None:
-        """IPC between this pair of processes works if the parent reads back the value it chose."""
+        """IPC between this pair of processes works if the parent reads back the value it chose. A
+        probe that names bytes outside its allocation, or another worker's memory, is forged (the
+        solution was imported before it was sent): HandoffError, TAMPERED, not a quiet fall-back."""
         if reply.probe is None or command.handoff_nonce is None:
             return
         device, want = torch.device("cuda", command.device_index), handoff.probe_value(command.handoff_nonce)
@@ -247,8 +249,8 @@ class Worker:
             self._scanned_at = -math.inf  # freeze everything it has started, as of now
             with self.frozen():
                 (got,) = handoff.receive([reply.probe], device, self.ledger, self)
-        except (handoff.HandoffError, handoff.HandoffUnavailable, RuntimeError, ValueError):
-            return  # outputs come through the pipe (a platform without IPC, or a worker that declined)
+        except (handoff.HandoffUnavailable, RuntimeError, ValueError):
+            return  # outputs come through the pipe (a platform without IPC)
         if got.dtype == want.dtype and got.shape == want.shape and torch.equal(got.cpu(), want):
             self.handoff = device
 
