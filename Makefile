@@ -22,14 +22,19 @@ BUILD_ARGS ?=
 
 # Exits 0 only when every `name==version` line of the given requirements files is installed at that version
 # (the files pin exactly, so an import check would accept a stale or newer install).
+# Offline (a GPU box with no registry) a failed install falls back to what is installed, in any version,
+# when every required package is there, and says which versions differ from the pins.
+INSTALLED = $(PYTHON) -c "import sys, importlib.metadata as md; reqs = [l.split(chr(35))[0].strip() for f in sys.argv[1:] for l in open(f)]; pins = [r.split('==') for r in reqs if r]; got = {n: md.version(n) for n, _ in pins}; print('opbench: could not install the pinned versions (offline?); using the installed ones: ' + ', '.join(f'{n} {got[n]} (pinned {v})' for n, v in pins if got[n] != v), file=sys.stderr)"
 PINNED = $(PYTHON) -c "import sys, importlib.metadata as md; reqs = [l.split(chr(35))[0].strip() for f in sys.argv[1:] for l in open(f)]; sys.exit(any(md.version(n) != v for n, v in (r.split('==') for r in reqs if r)))"
 
+# --system-site-packages: a GPU/NPU image's OS Python may already hold the vendor's torch build, which stays
+# visible (and is used) instead of a second download.
 .venv/bin/python:
-	$(SYSTEM_PYTHON) -m venv .venv || { echo "opbench: could not make .venv: install python3-venv (apt-get install python3-venv)" >&2; exit 3; }
+	$(SYSTEM_PYTHON) -m venv --system-site-packages .venv || { echo "opbench: could not make .venv: install python3-venv (apt-get install python3-venv)" >&2; exit 3; }
 
 deps: $(if $(filter .venv/bin/python,$(PYTHON)),.venv/bin/python)
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PYTHON) -m pip install -q torch==2.13.0
-	@$(PINNED) requirements.txt 2>/dev/null || $(PYTHON) -m pip install -q -r requirements.txt
+	@$(PINNED) requirements.txt 2>/dev/null || $(PYTHON) -m pip install -q -r requirements.txt || $(INSTALLED) requirements.txt
 
 test-deps: deps
 	@$(PINNED) requirements-test.txt 2>/dev/null || $(PYTHON) -m pip install -q -r requirements-test.txt
@@ -38,8 +43,8 @@ test-deps: deps
 # The launcher's host side: the harness CLI and the docker SDK (no torch; that lives in the image).
 # The SDK is optional: with no SDK (an offline GPU box) the launcher says so and runs locally.
 launch-deps: $(if $(filter .venv/bin/python,$(PYTHON)),.venv/bin/python)
-	@$(PINNED) requirements.txt 2>/dev/null || $(PYTHON) -m pip install -q -r requirements.txt
-	@$(PYTHON) -c "import docker" 2>/dev/null || $(PYTHON) -m pip install -q "docker==7.1.0" 2>/dev/null \
+	@$(PINNED) requirements.txt 2>/dev/null || $(PYTHON) -m pip install -q -r requirements.txt || $(INSTALLED) requirements.txt
+	@$(PYTHON) -c "import docker" 2>/dev/null || ! command -v docker >/dev/null || $(PYTHON) -m pip install -q "docker==7.1.0" 2>/dev/null \
 		|| echo "opbench: the docker Python package could not be installed; containers unavailable, local runs only"
 
 # torch is only needed on the host when the run may be local (DEVICE unset, auto or local).
