@@ -168,6 +168,9 @@ def build(solution: Solution, device: Device) -> Callable[..., Any]:
         with redirect_stdout(log), redirect_stderr(log):
             if binding == "tvm-ffi":
                 from tvm_ffi.cpp import load as ffi_load  # type: ignore[import-not-found]
+                # tvm-ffi asks nvidia-smi for the target when this is unset; the worker knows its device
+                import torch
+                os.environ.setdefault("TVM_FFI_CUDA_ARCH_LIST", "{}.{}".format(*torch.cuda.get_device_capability(device.index)))
                 module = ffi_load(name, cpp_files=[str(f) for f in files if f.suffix != CUDA_SUFFIX],
                                   cuda_files=[str(f) for f in files if f.suffix == CUDA_SUFFIX], extra_cflags=cflags,
                                   extra_cuda_cflags=cuda_flags, extra_ldflags=ldflags, extra_include_paths=include_paths,
