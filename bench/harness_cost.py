@@ -23,7 +23,13 @@ and, per run, the command's own wall time against the sum of its rows (the rest:
 the reference's worker, report writing).
 
     python bench/timing_accuracy.py ...                 # accuracy; this script is cost
-    python bench/harness_cost.py [MANIFEST ...] [--device cpu|cuda] [--add-gib G] [--out DIR]
+    python bench/harness_cost.py [MANIFEST ...] [--device cpu|cuda] [--add-gib G] [--out DIR] [--vs-fib]
+
+`--vs-fib` also writes one RMSNorm problem (4 workloads, a PyTorch and a Triton solution, destination
+passing) as a FlashInfer-Bench TraceSet and runs it twice, unmodified: `flashinfer-bench run --local`
+(FlashInfer-Bench 0.1.2, its defaults: 10 warmups, 50 iterations, 3 trials) and `python -m harness run`
+(opbench's defaults: fresh inputs per round, the re-checks, cold L2, the stopping rule), and prints both
+commands' wall time and each row's status and latency side by side.
 
 With no manifest it runs `manifests/rmsnorm.yaml` and a generated `z = x + y` problem whose tensors
 are `--add-gib` GiB each (default 1 on CUDA, 0.125 on the CPU). Measured on: the 2-core CPU dev VM
@@ -71,6 +77,114 @@ def add_manifest(folder: Path, gib: float) -> Path:
     return path
 
 
+RMS_REFERENCE = """import torch
+
+
+def run(x, weight):
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * weight.float()).to(x.dtype)
+"""
+
+FIB_SOLUTIONS = {
+    "python": ("torch-rmsnorm", """import torch
+
+
+def run(x, weight, y):
+    xf = x.float()
+    y.copy_(xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * weight.float())
+"""),
+    "triton": ("triton-rmsnorm", """import triton
+import triton.language as tl
+
+
+@triton.jit
+def _rmsnorm(x_ptr, w_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0).to(tl.float32)
+    w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+    inv = tl.rsqrt(tl.sum(x * x, axis=0) / n_cols + 1e-6)
+    tl.store(y_ptr + row * n_cols + cols, (x * inv * w).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def run(x, weight, y):
+    rows, cols = x.shape
+    block = triton.next_power_of_2(cols)
+    _rmsnorm[(rows,)](x, weight, y, cols, BLOCK=block, num_warps=min(max(block // 256, 1), 16))
+"""),
+}
+
+
+def fib_traceset(root: Path, hardware: str) -> Path:
+    """One RMSNorm problem as a FlashInfer-Bench TraceSet (definitions/, workloads/, solutions/), the
+    same files both harnesses read."""
+    (root / "definitions" / "norm").mkdir(parents=True)
+    (root / "definitions" / "norm" / "rmsnorm.json").write_text(json.dumps({
+        "name": "rmsnorm", "op_type": "norm", "description": "RMSNorm, eps 1e-6, fp32 math",
+        "axes": {"batch": {"type": "var"}, "hidden": {"type": "var"}},
+        "inputs": {"x": {"shape": ["batch", "hidden"], "dtype": "bfloat16"},
+                   "weight": {"shape": ["hidden"], "dtype": "bfloat16"}},
+        "outputs": {"y": {"shape": ["batch", "hidden"], "dtype": "bfloat16"}},
+        "reference": RMS_REFERENCE}, indent=1))
+    (root / "workloads" / "norm").mkdir(parents=True)
+    lines = [{"definition": "rmsnorm", "solution": None, "evaluation": None,
+              "workload": {"uuid": f"b{b}-h{h}", "axes": {"batch": b, "hidden": h},
+                           "inputs": {"x": {"type": "random"}, "weight": {"type": "random"}}}}
+             for b, h in ((16, 512), (256, 4096), (2048, 8192), (8192, 8192))]
+    (root / "workloads" / "norm" / "rmsnorm.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    sols = root / "solutions" / "opbench" / "norm" / "rmsnorm"
+    sols.mkdir(parents=True)
+    for language, (name, code) in FIB_SOLUTIONS.items():
+        (sols / f"{name}.json").write_text(json.dumps({
+            "name": name, "definition": "rmsnorm", "author": "opbench",
+            "spec": {"language": language, "target_hardware": [hardware], "entry_point": "main.py::run",
+                     "destination_passing_style": True},
+            "sources": [{"path": "main.py", "content": code}]}, indent=1))
+    return root
+
+
+def vs_fib(work: Path, device: str) -> dict[str, Any]:
+    """Both harnesses' wall time on the same TraceSet, and each row's status and latency."""
+    root = fib_traceset(work / "fib-traceset", "H200" if device == "cuda" else device)
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    start = time.perf_counter()
+    fib = subprocess.run([sys.executable, "-c", "from flashinfer_bench.cli.main import cli; cli()", "run",
+                          "--local", str(root)], capture_output=True, text=True)
+    fib_wall = time.perf_counter() - start
+    for jsonl in sorted((root / "traces").rglob("*.jsonl")):
+        for line in jsonl.read_text().splitlines():
+            t = json.loads(line)
+            ev = t.get("evaluation") or {}
+            rows.setdefault((t["solution"], t["workload"]["uuid"]), {})["fib"] = (
+                ev.get("status"), ((ev.get("performance") or {}).get("latency_ms")))
+    ours = work / "fib-opbench"
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "harness", "run", str(root), "--device", device, "--out", str(ours),
+                           "--quiet"], cwd=ROOT, capture_output=True, text=True)
+    our_wall = time.perf_counter() - start
+    for jsonl in sorted(ours.glob("*.jsonl")):
+        for line in jsonl.read_text().splitlines():
+            t = json.loads(line)
+            latency = (t.get("timing") or {}).get("median_ms")
+            rows.setdefault((t["solution"], t["workload"]), {})["opbench"] = (t["status"], latency)
+    print(f"\n## the same TraceSet ({len(FIB_SOLUTIONS)} solutions x 4 workloads) on {device}\n")
+    print(f"flashinfer-bench 0.1.2 run --local: {fib_wall:.1f} s (exit {fib.returncode})")
+    print(f"opbench (python -m harness run):    {our_wall:.1f} s (exit {proc.returncode})")
+    print(f"opbench / flashinfer-bench wall: {our_wall / fib_wall:.2f}x\n")
+    print("| solution / workload | FIB status | FIB latency ms | opbench status | opbench median ms |")
+    print("|---|---|---|---|---|")
+    for (sol, wl), r in sorted(rows.items()):
+        fs, fl = r.get("fib", ("-", None))
+        os_, ol = r.get("opbench", ("-", None))
+        print(f"| {sol} / {wl} | {fs} | {fl if fl is None else f'{fl:.4f}'} | {os_} | {ol if ol is None else f'{ol:.4f}'} |")
+    for name, p in (("flashinfer-bench", fib), ("opbench", proc)):
+        if p.returncode:
+            print(f"\n{name} said (last lines):\n" + "\n".join((p.stdout + p.stderr).strip().splitlines()[-8:]))
+    return {"fib_wall_s": fib_wall, "opbench_wall_s": our_wall,
+            "rows": {f"{s} / {w}": r for (s, w), r in rows.items()}}
+
+
 def run_manifest(manifest: Path, device: str, out: Path) -> tuple[float, list[dict[str, Any]], str]:
     """(command wall s, traces, last lines of output) of one `python -m harness run`."""
     start = time.perf_counter()
@@ -115,6 +229,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda", "npu"])
     p.add_argument("--add-gib", type=float, default=None, help="GiB per tensor of the generated add problem")
     p.add_argument("--out", type=Path, default=Path(os.environ["OUT"]) if os.environ.get("OUT") else None)
+    p.add_argument("--vs-fib", action="store_true", help="also run FlashInfer-Bench 0.1.2 and opbench on one TraceSet")
     args = p.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="harness-cost-"))
     manifests = list(args.manifests)
@@ -135,6 +250,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             print(f"\nworst overhead of a row after the first: {worst['overhead']:.2f} s ({worst['row']}); "
                   f"target 1 s")
         results[str(manifest)] = {"wall_s": wall, "rows": rows}
+    if args.vs_fib:
+        results["vs_fib"] = vs_fib(work, args.device)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "harness_cost.json").write_text(json.dumps(results, indent=1))
