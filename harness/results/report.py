@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from harness.errors import InputError
-from harness.results.trace import Trace
+from harness.results.trace import Status, Trace
 from harness.spec.shard import Unit
 
 FORMAT = "opbench-report/1"
@@ -142,8 +142,9 @@ class Summary:
         counts: dict[str, int] = {}
         for t in traces:
             counts[str(t.status)] = counts.get(str(t.status), 0) + 1
+        # a row the run never got to is said once, in the interruption's failure, not once per row
         unexpected = tuple(f"{t.solution}/{t.workload}: {t.status} (expected {t.expected_status})"
-                           for t in traces if not t.as_expected)
+                           for t in traces if not t.as_expected and t.status != Status.INTERRUPTED)
         return cls(len(traces), counts, unexpected, failures, missing)
 
 

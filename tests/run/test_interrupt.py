@@ -60,6 +60,7 @@ def test_an_interrupted_run_writes_what_finished(tmp_path: Path, sig: signal.Sig
     assert done == {("good", "a"): "PASSED", ("good", "b"): "PASSED",
                     ("sleeper", "a"): "INTERRUPTED", ("sleeper", "b"): "INTERRUPTED"}  # what never ran says so
     assert not report["summary"]["ok"]
+    assert report["summary"]["unexpected"] == []  # rows never run are said once, in the failure, not as UNEXPECTED
     assert any(f["message"].startswith(f"interrupted by {sig.name}") for f in report["failures"])
     assert f"interrupted by {sig.name}" in stderr
     assert "good" in stdout  # the table of what finished was printed
