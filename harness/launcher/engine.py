@@ -26,7 +26,7 @@ def connect(timeout: int = 3600) -> Any:
         client = docker.from_env(timeout=timeout)
         client.ping()
     except DockerException as exc:
-        raise LaunchError(f"no Docker engine reachable at {_where()}: {exc}\n"
+        raise LaunchError(f"no Docker engine reachable at {_where()}\n  ({exc})\n"
                           "  start one (e.g. `sudo systemctl start docker`), set DOCKER_HOST, "
                           "or run without a container: --device local", ENVIRONMENT) from exc
     return client
