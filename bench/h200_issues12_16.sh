@@ -34,7 +34,7 @@ print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torc
 a)
   step "unpack the CuTe DSL library and tileiras"
   if [ -f /tmp/stash/dsl.part00 ]; then cat /tmp/stash/dsl.part00 .w4/dsl.part01 | xz -d | tar x -C /tmp/site; else echo "NO STAGED PART: cold machine"; fi
-  tar xJf .w4/tileiras.tar.xz -C /tmp/site
+  tar xJf .w4/tileiras.tar.xz -C /tmp/site && chmod -R a+rX /tmp/site  # the unzipped tileiras is 0744: workers on their own uid need a+x
   python3 -c 'import cutlass, cutlass.cute, cuda.tile; from harness.execute.solutions import tileiras; print("cute_dsl", cutlass.__version__ if hasattr(cutlass, "__version__") else "ok", "| tileiras", tileiras())'
   for n in cold warm; do
     step "make bench MANIFEST=rmsnorm.yaml ($n build cache)"
@@ -94,7 +94,7 @@ c)
   # The second session's last call: the fixes of a and b checked, the steps b did not reach, within 580 s.
   began=$(date +%s); REP=/tmp/rep; mkdir -p "$REP"; exec > >(tee "$OUT/c-all.txt") 2>&1; lim() { local l=$(( 580 - ($(date +%s) - began) )); [ "$l" -gt "$1" ] && l=$1; [ "$l" -lt 5 ] && l=5; echo "$l"; }
   if [ -f /tmp/stash/dsl.part00 ]; then cat /tmp/stash/dsl.part00 .w4/dsl.part01 | xz -d | tar x -C /tmp/site; else echo "NO STAGED PART: cold machine"; fi
-  tar xJf .w4/tileiras.tar.xz -C /tmp/site
+  tar xJf .w4/tileiras.tar.xz -C /tmp/site && chmod -R a+rX /tmp/site  # the unzipped tileiras is 0744: workers on their own uid need a+x
   step "CUDA IPC between two processes on this machine"
   timeout 40 python3 - <<'PY'
 import ctypes, subprocess, sys, torch

@@ -106,6 +106,9 @@ def test_a_cutile_solution_without_tileiras_is_unsupported(tmp_path: Path, monke
     compiler = site / "nvidia" / "cu13" / "bin" / "tileiras"
     compiler.parent.mkdir(parents=True)
     compiler.write_text("#!/bin/sh\n")
+    compiler.chmod(0o644)  # there, but not for this process (as a root-only 0744 copy is for a worker's uid)
+    with pytest.raises(Unsupported, match=r"is at .*tileiras \(mode 644, not executable by uid \d+: chmod a\+x\)"):
+        build_solution(solution, SimpleNamespace(kind="cuda"))  # type: ignore[arg-type]
     compiler.chmod(0o755)
     importlib.invalidate_caches()
     assert tileiras() == compiler

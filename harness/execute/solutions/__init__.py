@@ -18,9 +18,9 @@ PYTHON_DSLS = {"cute_dsl": ("cutlass", "nvidia-cutlass-dsl"), "cutile": ("cuda.t
 LANGUAGES = ("pytorch", "triton", "tilelang", *CPP_LANGUAGES, *PYTHON_DSLS)
 
 
-def tileiras() -> Path | None:
-    """The compiler cuTile runs on first call, where cuda.tile looks for it (the nvidia-cuda-tileiras
-    wheel, PATH, the CUDA toolkit): missing, every call would fail as the solution's runtime error."""
+def tileiras_places() -> list[Path]:
+    """Where cuda.tile looks for the compiler it runs on first call: the nvidia-cuda-tileiras wheel,
+    PATH, the CUDA toolkit."""
     import importlib.util
     import os
     import shutil
@@ -34,7 +34,24 @@ def tileiras() -> Path | None:
     on_path = shutil.which("tileiras")
     places += [Path(on_path)] if on_path else []
     places.append(Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "bin" / "tileiras")
-    return next((p for p in places if p.is_file() and os.access(p, os.X_OK)), None)
+    return places
+
+
+def tileiras() -> Path | None:
+    """The tileiras this process can execute: missing, every cuTile call would fail as the solution's
+    runtime error."""
+    import os
+    return next((p for p in tileiras_places() if p.is_file() and os.access(p, os.X_OK)), None)
+
+
+def _no_tileiras() -> str:
+    """Why there is none to run, naming a copy this process may not execute (a worker on its own uid
+    cannot run a root-only 0744 tileiras, as an archive unpacked by root can leave it)."""
+    import os
+    found = [f"{p} (mode {p.stat().st_mode & 0o777:o}, not executable by uid {os.getuid()}: chmod a+x)"
+             for p in tileiras_places() if p.is_file()]
+    return ("cutile solutions need the tileiras compiler, which " + (f"is at {found[0]}" if found else
+            "is not installed here (pip install nvidia-cuda-tileiras, or a CUDA toolkit of 13.1 or later)"))
 
 
 def build_solution(solution: Solution, device: Device) -> Callable[..., Any]:
@@ -50,8 +67,7 @@ def build_solution(solution: Solution, device: Device) -> Callable[..., Any]:
     elif language in PYTHON_DSLS:
         require(PYTHON_DSLS[language][0], language, PYTHON_DSLS[language][1])
         if language == "cutile" and tileiras() is None:
-            raise Unsupported("cutile solutions need the tileiras compiler, which is not installed here "
-                              "(pip install nvidia-cuda-tileiras, or a CUDA toolkit of 13.1 or later)")
+            raise Unsupported(_no_tileiras())
         if device.kind != "cuda":
             raise BuildError(f"{language} solutions need a CUDA device, not {device.kind}")
         from harness.execute.solutions.pytorch import build
