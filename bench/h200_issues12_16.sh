@@ -7,7 +7,7 @@
 #   b      .sol (SOL-ExecBench's examples, unmodified): hpc-bench on every one, harness_cost with
 #          FlashInfer-Bench side by side, run-bench in three modes with a baseline
 # The calls must follow each other while the machine is warm (/tmp persists only then).
-# Usage: bash bench/h200_issues12_16.sh stage|a|b   (writes under $OUT)
+# Usage: bash bench/h200_issues12_16.sh stage|a|b|c1|c2   (writes under $OUT; c1 and c2 carry .w4 and .sol)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/h200}
@@ -90,31 +90,24 @@ PY
   done
   head -c 1500 "$OUT/runbench-torch-profiler.jsonl" 2>/dev/null; echo
   ;;
-c)
-  # The second session's last call: the fixes of a and b checked, the steps b did not reach, within 580 s.
+c1|c2)
+  # What is still to prove on the H200 (docs/hardware.md), in two calls of at most 580 s each after
+  # `stage`: c1 the hand-over tests, the stream cheats, the SOL examples the stream fix and the tileiras
+  # mode affect; c2 make bench (every rmsnorm language, cold), harness_cost with FlashInfer-Bench, run-bench.
+  part=$1
   began=$(date +%s); REP=/tmp/rep; mkdir -p "$REP"; exec > >(tee "$OUT/c-all.txt") 2>&1; lim() { local l=$(( 580 - ($(date +%s) - began) )); [ "$l" -gt "$1" ] && l=$1; [ "$l" -lt 5 ] && l=5; echo "$l"; }
-  if [ -f /tmp/stash/dsl.part00 ]; then cat /tmp/stash/dsl.part00 .w4/dsl.part01 | xz -d | tar x -C /tmp/site; else echo "NO STAGED PART: cold machine"; fi
-  tar xJf .w4/tileiras.tar.xz -C /tmp/site && chmod -R a+rX /tmp/site  # the unzipped tileiras is 0744: workers on their own uid need a+x
-  step "CUDA IPC between two processes on this machine"
-  timeout 40 python3 - <<'PY'
-import ctypes, subprocess, sys, torch
-lib = ctypes.CDLL("libcuda.so.1")
-child = subprocess.Popen([sys.executable, "-c", """
-import ctypes, sys, torch
-lib = ctypes.CDLL('libcuda.so.1'); t = torch.ones(1 << 20, device='cuda'); torch.cuda.synchronize()
-h = (ctypes.c_char * 64)(); rc = lib.cuIpcGetMemHandle(h, ctypes.c_uint64(t.data_ptr()))
-print(rc, bytes(h).hex(), flush=True); sys.stdin.read()"""], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-rc, hexh = child.stdout.readline().split()
-torch.ones(1, device="cuda")
-ptr = ctypes.c_uint64()
-h = (ctypes.c_char * 64).from_buffer_copy(bytes.fromhex(hexh))
-open_rc = lib.cuIpcOpenMemHandle_v2(ctypes.byref(ptr), h, ctypes.c_uint(1))
-print(f"cuIpcGetMemHandle in the child: {rc}; cuIpcOpenMemHandle_v2 in the parent: {open_rc}")
-child.communicate("")
-PY
+  if [ ! -f /tmp/site/.unpacked ]; then
+    if [ -f /tmp/stash/dsl.part00 ]; then cat /tmp/stash/dsl.part00 .w4/dsl.part01 | xz -d | tar x -C /tmp/site; else echo "NO STAGED PART: cold machine"; fi
+    tar xJf .w4/tileiras.tar.xz -C /tmp/site && chmod -R a+rX /tmp/site && touch /tmp/site/.unpacked  # the unzipped tileiras is 0744
+  fi
+  if [ "$part" = c1 ]; then
+  step "hand-over tests (the whole output in handoff.txt)"
+  timeout "$(lim 90)" python3 -m pytest -q -p no:cacheprovider tests/execute/test_handoff.py > "$OUT/handoff.txt" 2>&1
+  grep -E "Error|error|assert|passed|failed" "$OUT/handoff.txt" | head -12
   step "cheats: the stream rows and the forged handle (blocking harness stream)"
-  timeout "$(lim 75)" python3 -m harness run cheats.yaml --device cuda --out "$REP/cheats" --table-format github --quiet \
-    --solution honest --solution side-stream --solution switch-stream --solution legacy-stream --solution forged-handle 2>&1 | cut -c1-160
+  timeout "$(lim 110)" python3 -m harness run cheats.yaml --device cuda --out "$REP/cheats" --table-format github --quiet \
+    --solution honest --solution side-stream --solution switch-stream --solution legacy-stream --solution forged-handle \
+    --solution lazy-graph --solution compiled 2>&1 | cut -c1-160
   echo "exit ${PIPESTATUS[0]}"
   python3 -c "import json, glob; r = json.load(open(glob.glob('$REP/cheats/*.json')[0])); print('harness stream:', r['environment']['device'].get('harness_stream'), '| output handoff:', r['environment'].get('output_handoff')); [print(t['solution'], t['status'], (t.get('message') or '')[:200]) for t in r['traces']]"
   step "SOL examples that were HIDDEN_WORK / UNSUPPORTED: flux_rope, cute_dsl and cutile jamba_attn_proj"
@@ -122,7 +115,7 @@ PY
   for sol in .sol/examples/cuda_cpp/flux_rope/solution_cuda.json .sol/examples/cute_dsl/jamba_attn_proj/solution_cute_dsl.json \
              .sol/examples/cutile/jamba_attn_proj/solution_cutile.json; do
     n=$(basename "$sol" .json)
-    timeout "$(lim 110)" python3 -c 'import sys; from harness.cli.hpcbench import main; sys.exit(main())' "$(dirname "$sol")" \
+    timeout "$(lim 240)" python3 -c 'import sys; from harness.cli.hpcbench import main; sys.exit(main())' "$(dirname "$sol")" \
       --solution "$sol" -o "$REP/$n.jsonl" --json --max-time-s 0.5 > "$REP/$n.txt" 2>&1 &
     pids+=("$!")
   done
@@ -138,6 +131,8 @@ for f in sorted(Path(sys.argv[1]).glob("solution_*.txt")):
         if ev["status"] != "PASSED":
             print("   log:", (ev.get("log") or "")[:500])
 PY
+  fi
+  if [ "$part" = c2 ]; then
   step "make bench MANIFEST=rmsnorm.yaml, cold build cache (every rmsnorm language)"
   start=$(date +%s.%N)
   timeout "$(lim 150)" make bench MANIFEST=rmsnorm.yaml PINNED=true OUT="$REP/bench-cold" > "$OUT/bench-cold.txt" 2>&1
@@ -153,8 +148,7 @@ PY
     echo "exit ${PIPESTATUS[0]}"
   done
   head -c 900 "$REP/rb/runbench-torch-profiler.jsonl" 2>/dev/null; echo
-  step "hand-over tests"
-  timeout "$(lim 60)" python3 -m pytest -q -x -p no:cacheprovider tests/execute/test_handoff.py 2>&1 | grep -E "Error|error|assert|passed|failed" | head -12
+  fi
   ;;
-*) echo "usage: $0 stage|a|b|c" >&2; exit 2 ;;
+*) echo "usage: $0 stage|a|b|c1|c2" >&2; exit 2 ;;
 esac
