@@ -8,6 +8,18 @@
 #          FlashInfer-Bench side by side, run-bench in three modes with a baseline
 # The calls must follow each other while the machine is warm (/tmp persists only then).
 # Usage: bash bench/h200_issues12_16.sh stage|a|b|c1|c2   (writes under $OUT; c1 and c2 carry .w4 and .sol)
+# Making the carried folders here (each listed in .git/info/exclude):
+#   D="python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp
+#      --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform manylinux_2_24_x86_64
+#      --platform manylinux_2_27_x86_64 --platform manylinux_2_28_x86_64"
+#   .whl: $D jsonschema==4.26.0 jsonschema-specifications referencing rpds-py pydantic==2.14.4 pydantic-core
+#         annotated-types typing-inspection typing-extensions flashinfer-bench==0.1.2 cuda-bench==0.3.0
+#         nvidia-cutlass==4.2.0.0 cuda-tile==1.7.0 apache-tvm-ffi==0.1.15.post2 nvidia-cutlass-dsl==4.8.1
+#         nvidia-cutlass-dsl-libs-base==4.8.1 nvidia-cutlass-dsl-libs-core==4.8.1 docstring-parser
+#   .w3, .w4: unzip nvidia-cutlass-dsl-libs-cu13==4.8.1 and nvidia-cuda-tileiras==13.5.37 and the
+#         cudnn frontend wheel's include/; `tar cf - . | xz -6 -T2` each; split -b 33100000 the DSL archive
+#         into dsl.part00 (.w3, with cudnnfe.tar.xz) and dsl.part01 (.w4, with tileiras.tar.xz)
+#   .sol: git -C <SOL-ExecBench mirror> archive 8d2237d examples | tar x -C .sol
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/h200}
