@@ -24,8 +24,9 @@ BUILD_ARGS ?=
 # (the files pin exactly, so an import check would accept a stale or newer install).
 # Offline (a GPU box with no registry) a failed install falls back to what is installed, in any version,
 # when every required package is there, and says which versions differ from the pins.
-INSTALLED = $(PYTHON) -c "import sys, importlib.metadata as md; reqs = [l.split(chr(35))[0].strip() for f in sys.argv[1:] for l in open(f)]; pins = [r.split('==') for r in reqs if r]; got = {n: md.version(n) for n, _ in pins}; print('opbench: could not install the pinned versions (offline?); using the installed ones: ' + ', '.join(f'{n} {got[n]} (pinned {v})' for n, v in pins if got[n] != v), file=sys.stderr)"
-PINNED = $(PYTHON) -c "import sys, importlib.metadata as md; reqs = [l.split(chr(35))[0].strip() for f in sys.argv[1:] for l in open(f)]; sys.exit(any(md.version(n) != v for n, v in (r.split('==') for r in reqs if r)))"
+PINS = import sys, importlib.metadata as md; pins = [r.split('==') for f in sys.argv[1:] for r in (l.split(chr(35))[0].strip() for l in open(f)) if r]
+INSTALLED = $(PYTHON) -c "$(PINS); got = {n: md.version(n) for n, _ in pins}; print('opbench: could not install the pinned versions (offline?); using the installed ones: ' + ', '.join(f'{n} {got[n]} (pinned {v})' for n, v in pins if got[n] != v), file=sys.stderr)"
+PINNED = $(PYTHON) -c "$(PINS); sys.exit(any(md.version(n) != v for n, v in pins))"
 
 # --system-site-packages: a GPU/NPU image's OS Python may already hold the vendor's torch build, which stays
 # visible (and is used) instead of a second download.
