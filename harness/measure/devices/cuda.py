@@ -128,13 +128,14 @@ class CudaDevice(Device):
         try:
             torch.zeros(1, device=self.torch_device)  # the primary context, current on this thread
             handle = ctypes.c_void_p()
-            if self._driver().cuStreamCreate(ctypes.byref(handle), ctypes.c_uint(0)) == 0 and handle.value:
+            rc = self._driver().cuStreamCreate(ctypes.byref(handle), ctypes.c_uint(0))
+            if rc == 0 and handle.value:
                 self._stream_kind = "blocking (waits for the legacy default stream)"
                 return torch.cuda.ExternalStream(handle.value, device=self.torch_device)
+            why = f"cuStreamCreate failed with CUDA driver error {rc}"
         except (OSError, AttributeError, RuntimeError) as exc:
-            self._stream_kind = f"torch (non-blocking): {type(exc).__name__}: {exc}"[:160]
-            return torch.cuda.Stream(self.index)
-        self._stream_kind = "torch (non-blocking): cuStreamCreate failed"
+            why = f"{type(exc).__name__}: {exc}"
+        self._stream_kind = f"torch (non-blocking): {why}"[:160]
         return torch.cuda.Stream(self.index)
 
     def synchronize(self) -> None:
