@@ -158,19 +158,12 @@ def vs_fib(work: Path, device: str) -> dict[str, Any]:
             ev = t.get("evaluation") or {}
             rows.setdefault((t["solution"], t["workload"]["uuid"]), {})["fib"] = (
                 ev.get("status"), ((ev.get("performance") or {}).get("latency_ms")))
-    ours = work / "fib-opbench"
-    start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "harness", "run", str(root), "--device", device, "--out", str(ours),
-                           "--quiet"], cwd=ROOT, capture_output=True, text=True)
-    our_wall = time.perf_counter() - start
-    for jsonl in sorted(ours.glob("*.jsonl")):
-        for line in jsonl.read_text().splitlines():
-            t = json.loads(line)
-            latency = (t.get("timing") or {}).get("median_ms")
-            rows.setdefault((t["solution"], t["workload"]), {})["opbench"] = (t["status"], latency)
+    our_wall, traces, our_tail = run_manifest(root, device, work / "fib-opbench")
+    for t in traces:
+        rows.setdefault((t["solution"], t["workload"]), {})["opbench"] = (t["status"], (t.get("timing") or {}).get("median_ms"))
     print(f"\n## the same TraceSet ({len(FIB_SOLUTIONS)} solutions x 4 workloads) on {device}\n")
     print(f"flashinfer-bench 0.1.2 run --local: {fib_wall:.1f} s (exit {fib.returncode})")
-    print(f"opbench (python -m harness run):    {our_wall:.1f} s (exit {proc.returncode})")
+    print(f"opbench (python -m harness run):    {our_wall:.1f} s")
     print(f"opbench / flashinfer-bench wall: {our_wall / fib_wall:.2f}x\n")
     print("| solution / workload | FIB status | FIB latency ms | opbench status | opbench median ms |")
     print("|---|---|---|---|---|")
@@ -178,15 +171,16 @@ def vs_fib(work: Path, device: str) -> dict[str, Any]:
         fs, fl = r.get("fib", ("-", None))
         os_, ol = r.get("opbench", ("-", None))
         print(f"| {sol} / {wl} | {fs} | {fl if fl is None else f'{fl:.4f}'} | {os_} | {ol if ol is None else f'{ol:.4f}'} |")
-    for name, p in (("flashinfer-bench", fib), ("opbench", proc)):
-        if p.returncode:
-            print(f"\n{name} said (last lines):\n" + "\n".join((p.stdout + p.stderr).strip().splitlines()[-8:]))
+    if fib.returncode:
+        print("\nflashinfer-bench said (last lines):\n" + "\n".join((fib.stdout + fib.stderr).strip().splitlines()[-8:]))
+    print(f"\nopbench said (last lines):\n{our_tail}")
     return {"fib_wall_s": fib_wall, "opbench_wall_s": our_wall,
             "rows": {f"{s} / {w}": r for (s, w), r in rows.items()}}
 
 
 def run_manifest(manifest: Path, device: str, out: Path) -> tuple[float, list[dict[str, Any]], str]:
-    """(command wall s, traces, last lines of output) of one `python -m harness run`."""
+    """(command wall s, traces, last lines of output) of one `python -m harness run` (a manifest, or a
+    FlashInfer-Bench TraceSet root)."""
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "harness", "run", str(manifest), "--device", device,
                            "--out", str(out), "--quiet"], cwd=ROOT, capture_output=True, text=True)
