@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# The H200 proofs of issues 12-16 in three calls of the device tool, because the toolchain wheels
-# (nvidia-cutlass-dsl's 92 MB library, tileiras) are larger than one call carries:
-#   stage  .whl (small wheels) + .w3 (the first half of the CuTe DSL archive, the cudnn frontend headers)
-#   a      .w4 (the second half, tileiras): `make bench MANIFEST=rmsnorm.yaml` cold and warm with every
-#          rmsnorm language, the device-memory hand-over tests, the cheats manifest
-#   b      .sol (SOL-ExecBench's examples, unmodified): hpc-bench on every one, harness_cost with
-#          FlashInfer-Bench side by side, run-bench in three modes with a baseline
-# The calls must follow each other while the machine is warm (/tmp persists only then).
-# Usage: bash bench/h200_issues12_16.sh stage|a|b|c1|c2   (writes under $OUT; c1 and c2 carry .w4 and .sol)
+# The H200 proofs still to take for issues 12-16, in three calls of the device tool made back to back
+# (the toolchain wheels, nvidia-cutlass-dsl's 92 MB library and tileiras, are larger than one call carries;
+# /tmp persists only while the machine is warm):
+#   stage  carry .whl (small wheels) + .w3 (the first half of the CuTe DSL archive, the cudnn frontend headers)
+#   c1     carry .w4 (the second half, tileiras) + .sol (SOL-ExecBench's examples): the hand-over tests,
+#          the stream cheats, the SOL examples the stream fix and the tileiras mode affect
+#   c2     carry .w4 + .sol: make bench (every rmsnorm language, cold), harness_cost with FlashInfer-Bench,
+#          run-bench in three modes with a baseline
+# The 2026-12-04 session ran this script as of f839db0 (phases a, b, c; docs/hardware.md).
+# Usage: bash bench/h200_issues12_16.sh stage|c1|c2   (writes under $OUT)
 # Making the carried folders here (each listed in .git/info/exclude):
 #   D="python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp
 #      --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform manylinux_2_24_x86_64
@@ -26,7 +27,6 @@ OUT=${OUT:-out/h200}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site/nvidia_cutlass_dsl/dsl_packages:/tmp/site CUDNN_FRONTEND_DIR=/tmp/cudnnfe
 step() { printf '\n===== %s  [%s]\n' "$*" "$(date +%T)"; }
-hpcbench() { python3 -c 'import sys; from harness.cli.hpcbench import main; sys.exit(main())' "$@"; }
 
 if [ -d .whl ] && [ ! -f /tmp/site/.installed ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -43,70 +43,8 @@ print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torc
       "tvm_ffi", tvm_ffi.__version__, torch.cuda.get_device_name(0))'
   nvcc --version | tail -2; nproc; free -g | head -2
   ;;
-a)
-  step "unpack the CuTe DSL library and tileiras"
-  if [ -f /tmp/stash/dsl.part00 ]; then cat /tmp/stash/dsl.part00 .w4/dsl.part01 | xz -d | tar x -C /tmp/site; else echo "NO STAGED PART: cold machine"; fi
-  tar xJf .w4/tileiras.tar.xz -C /tmp/site && chmod -R a+rX /tmp/site  # the unzipped tileiras is 0744: workers on their own uid need a+x
-  python3 -c 'import cutlass, cutlass.cute, cuda.tile; from harness.execute.solutions import tileiras; print("cute_dsl", cutlass.__version__ if hasattr(cutlass, "__version__") else "ok", "| tileiras", tileiras())'
-  for n in cold warm; do
-    step "make bench MANIFEST=rmsnorm.yaml ($n build cache)"
-    start=$(date +%s.%N)
-    timeout 230 make bench MANIFEST=rmsnorm.yaml PINNED=true OUT="$OUT/bench-$n" ARGS="--table-format github" > "$OUT/bench-$n.txt" 2>&1
-    echo "exit $? after $(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')") s"
-    grep -v '^\s*$' "$OUT/bench-$n.txt" | cut -c1-240 | tail -40
-  done
-  step "device-memory hand-over tests (tests/execute/test_handoff.py)"
-  timeout 100 python3 -m pytest -q -p no:cacheprovider tests/execute/test_handoff.py 2>&1 | tail -15
-  step "cheats manifest on cuda"
-  timeout 130 python3 -m harness run cheats.yaml --device cuda --out "$OUT/cheats" --table-format github > "$OUT/cheats.txt" 2>&1
-  echo "exit $?"; cut -c1-200 "$OUT/cheats.txt" | grep -E '^\|' | cut -d'|' -f2-4 | head -40
-  ;;
-b)
-  step "SOL-ExecBench examples (8d2237d), unmodified, through hpc-bench"
-  run_group() {  # the compiled languages and the Python ones in two streams (16 cores; statuses, not timings)
-    for sol in "$@"; do
-      dir=$(dirname "$sol")
-      printf '\n--- %s\n' "$sol"
-      timeout 170 python3 -c 'import sys; from harness.cli.hpcbench import main; sys.exit(main())' "$dir" --solution "$sol" \
-        -o "$OUT/sol-$(basename "$(dirname "$dir")")-$(basename "$dir").jsonl" --max-time-s 0.5 --compile-timeout 150 --timeout 60 2>&1 | cut -c1-220 | tail -25
-      echo "exit ${PIPESTATUS[0]}"
-    done
-  }
-  run_group .sol/examples/{cuda_cpp,cudnn,cutlass}/*/solution_*.json > "$OUT/sol-compiled.txt" 2>&1 &
-  compiled=$!
-  run_group .sol/examples/{pytorch,triton,cute_dsl,cutile}/*/solution_*.json > "$OUT/sol-python.txt" 2>&1
-  wait "$compiled"
-  cat "$OUT/sol-compiled.txt" "$OUT/sol-python.txt" | grep -E '^---|^exit|PASSED|INCORRECT|ERROR|UNSUPPORTED|TIMEOUT|status' | cut -c1-200
-  python3 - "$OUT" <<'PY'
-import json, sys
-from pathlib import Path
-try:
-    from flashinfer_bench.data import Trace
-except Exception as exc:
-    Trace = None; print("no flashinfer_bench:", exc)
-for f in sorted(Path(sys.argv[1]).glob("sol-*.jsonl")):
-    lines = [json.loads(l) for l in f.read_text().splitlines() if l.strip()]
-    ok = sum(1 for l in lines if Trace is None or Trace.model_validate(l))
-    st = [l["evaluation"]["status"] for l in lines]
-    sp = [l["evaluation"]["performance"]["speedup_factor"] for l in lines if (l["evaluation"].get("performance") or {}).get("speedup_factor")]
-    print(f"{f.name}: {len(lines)} traces, {ok} valid upstream Trace; statuses {sorted(set(st))}; speedups {[round(x, 2) for x in sp]}")
-PY
-  step "harness_cost: rmsnorm + a 1 GiB add, and FlashInfer-Bench 0.1.2 on the same TraceSet"
-  timeout 260 python3 bench/harness_cost.py --device cuda --add-gib 1 --vs-fib --out "$OUT" 2>&1 | cut -c1-250
-  step "run-bench (Triton module) in events, torch-profiler, perf-counter, with a baseline"
-  for mode in events torch-profiler perf-counter; do
-    timeout 60 python3 -m harness run-bench --bench-file manifests/bench_rmsnorm/bench_rmsnorm_op.py \
-      --operator-file manifests/bench_rmsnorm/rmsnorm_op.py --baseline-operator-file manifests/bench_rmsnorm/rmsnorm_op.py \
-      --bench-mode "$mode" -m all --output "$OUT/runbench-$mode.txt" 2>&1 | cut -c1-200 | tail -14
-    echo "exit ${PIPESTATUS[0]}"
-  done
-  head -c 1500 "$OUT/runbench-torch-profiler.jsonl" 2>/dev/null; echo
-  ;;
 c1|c2)
-  # What is still to prove on the H200 (docs/hardware.md), in two calls of at most 580 s each after
-  # `stage`: c1 the hand-over tests, the stream cheats, the SOL examples the stream fix and the tileiras
-  # mode affect; c2 make bench (every rmsnorm language, cold), harness_cost with FlashInfer-Bench, run-bench.
-  part=$1
+  part=$1  # each part ends within 580 s: every step's timeout is cut to what is left (lim)
   began=$(date +%s); REP=/tmp/rep; mkdir -p "$REP"; exec > >(tee "$OUT/c-all.txt") 2>&1; lim() { local l=$(( 580 - ($(date +%s) - began) )); [ "$l" -gt "$1" ] && l=$1; [ "$l" -lt 5 ] && l=5; echo "$l"; }
   if [ ! -f /tmp/site/.unpacked ]; then
     if [ -f /tmp/stash/dsl.part00 ]; then cat /tmp/stash/dsl.part00 .w4/dsl.part01 | xz -d | tar x -C /tmp/site; else echo "NO STAGED PART: cold machine"; fi
@@ -162,5 +100,5 @@ PY
   head -c 900 "$REP/rb/runbench-torch-profiler.jsonl" 2>/dev/null; echo
   fi
   ;;
-*) echo "usage: $0 stage|a|b|c1|c2" >&2; exit 2 ;;
+*) echo "usage: $0 stage|c1|c2" >&2; exit 2 ;;
 esac
