@@ -87,7 +87,7 @@ class WorkerState:
                             (timing, "call_times_us"), (timing, "escaped"), (activities, "from_profiler_events"),
                             (type(self.device), "device_activities"), (type(self.device), "event"),
                             (type(self.device), "mark"), (type(self.device), "hold"),
-                            (type(self.device), "flush_cache"), (type(self.device), "fit_flush"), (protocol, "encode"),
+                            (type(self.device), "flush_cache"), (type(self.device), "fit_to"), (protocol, "encode"),
                             (protocol, "write_frame"), (event, "record"), (event, "elapsed_ms")]:
             self.guard.add(f"{getattr(owner, '__qualname__', owner.__name__)}.{attr}", owner, attr)
         self.is_reference = isinstance(target, Reference)
@@ -221,7 +221,7 @@ class WorkerState:
             if k in self.keep_at and len(self.kept_samples) < MAX_KEPT:
                 self.kept_samples[k] = _device_copy(self.pool[i].get("last"))
 
-        dev.fit_flush(workload_bytes(self.definition, workload))
+        dev.fit_to(workload_bytes(self.definition, workload))
         dev.reset_persisting_cache()
         self.cache_problem = None
         self.sampler = Sampler(dev, [make_call(e) for e in self.pool], cmd.cfg, before, after)

@@ -94,10 +94,10 @@ class Device(ABC):
             self._flush_buffer = torch.zeros(2 * self.l2_bytes() // 4, dtype=torch.int32, device=self.torch_device)
         self._flush_buffer.sum()
 
-    def fit_flush(self, footprint_bytes: int) -> None:
-        """Size the flush for a call that touches `footprint_bytes` (its inputs and outputs). An
-        accelerator's flush reads twice its L2 whatever the call, which costs microseconds; the CPU
-        overrides this."""
+    def fit_to(self, footprint_bytes: int) -> None:
+        """Prepare timing for a call that touches `footprint_bytes` (its inputs and outputs), before its
+        warm-up. An accelerator's flush reads twice its L2 whatever the call, which costs microseconds;
+        the CPU sizes its flush and reserves heap pages."""
 
     def persisting_cache_bytes(self) -> int:
         """Cache set aside for lines that persist (CUDA's persisting L2): what survives `flush_cache`.

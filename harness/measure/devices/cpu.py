@@ -54,7 +54,7 @@ def _private_bytes() -> int:
 # whole L3 of the socket, and some VMs report a made-up one (480 MiB on our CI machines: a 960 MiB read,
 # 2.6-5 s per sample on a loaded 2-core VM). 32 MiB is a typical server L3 per socket/CCD, the most a single
 # timed call's working set competes for in practice, so a 64 MiB read evicts what matters on real hardware.
-# Within the cap the flush is sized by the call (`fit_flush`): twice the bytes it touches, at least twice
+# Within the cap the flush is sized by the call (`fit_to`): twice the bytes it touches, at least twice
 # the core's L2. A full 64 MiB read before a 16x512 RMSNorm (a 40 us call) also evicts the interpreter's
 # and torch's code, which a real caller keeps warm: the call then read 200-400 us, 20-30% apart, and
 # each sample cost 4 ms (measured on a 2-core VM). The flush size goes in info().
@@ -85,10 +85,36 @@ def keep_heap() -> str:
     return "heap kept (glibc: no mmap, no trim)" if ok else "default (mallopt refused)"
 
 
+# A kept heap still grows when fragmentation leaves no free chunk big enough for a call's temporaries, and
+# the sample that grows it pays the page faults. Measured on a 2-core VM (RMSNorm 2048x8192 bf16, 64 MiB
+# of inputs and outputs, 21 ms a call): over the first 15 samples, one in three faulted in 32-128 MiB and
+# read 105-310 ms, so a 3 s budget ended NOISY (rse 0.3-1.2) and could order two solutions either way.
+# Before timing, each worker touches a block of this many times the call's footprint and frees it: the
+# heap keeps those pages, and later growth is served from them. 8x still faulted now and then; 32x
+# never did in that run; 16x is the middle (it costs a page fault per 4 KiB once per worker).
+HEAP_RESERVE_FACTOR = 16
+
+
+def reserve_heap(nbytes: int) -> int:
+    """Fault `nbytes` into the heap and free them (kept by `keep_heap`), at most an eighth of the
+    memory the host has free; returns the bytes reserved."""
+    try:
+        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        free = 0
+    nbytes = min(nbytes, free // 8)
+    if nbytes > 0:
+        block = torch.empty(nbytes, dtype=torch.uint8)
+        block.fill_(1)  # a write per page: every page is faulted in now, not inside a sample
+        del block
+    return max(nbytes, 0)
+
+
 class CpuDevice(Device):
     kind = "cpu"
     _malloc = "default (setup not run)"
-    _flush_bytes = 2 * FLUSH_CAP_BYTES  # until `fit_flush`: the most it can read
+    _flush_bytes = 2 * FLUSH_CAP_BYTES  # until `fit_to`: the most it can read
+    _heap_reserved = 0
 
     @classmethod
     def available(cls) -> tuple[bool, str]:
@@ -118,10 +144,14 @@ class CpuDevice(Device):
         """The most the flush evicts: the last-level cache, capped at FLUSH_CAP_BYTES (the flush reads 2x)."""
         return min(_llc_bytes(), FLUSH_CAP_BYTES)
 
-    def fit_flush(self, footprint_bytes: int) -> None:
-        """Evict what the call touches: read twice its footprint, at least twice the core's L2, at most
-        twice `l2_bytes()`."""
+    def fit_to(self, footprint_bytes: int) -> None:
+        """Evict what the call touches (read twice its footprint, at least twice the core's L2, at most
+        twice `l2_bytes()`), and, where the heap is kept, reserve `HEAP_RESERVE_FACTOR` times the
+        footprint in it."""
         self._flush_bytes = min(2 * self.l2_bytes(), max(2 * footprint_bytes, 2 * _private_bytes()))
+        want = HEAP_RESERVE_FACTOR * footprint_bytes
+        if self._malloc.startswith("heap kept") and want > self._heap_reserved:
+            self._heap_reserved = max(self._heap_reserved, reserve_heap(want))
 
     def flush_cache(self) -> None:
         """Read the flush's bytes as float64 zeros: the same bytes as the base class's int32 buffer, but
@@ -144,5 +174,6 @@ class CpuDevice(Device):
                 "llc_bytes": _llc_bytes(),
                 "flush": {"rule": "2x the call's input and output bytes, within these bounds",
                           "min_bytes": 2 * _private_bytes(), "max_bytes": 2 * self.l2_bytes()},
-                "malloc": self._malloc,
+                "malloc": self._malloc, "heap_reserve": f"{HEAP_RESERVE_FACTOR}x the call's input and output bytes, "
+                                                        "at most an eighth of the free memory, faulted in before warm-up",
                 "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default (idle threads spin)")}
