@@ -2,7 +2,8 @@
 # The H200 proofs still to take for issues 12-16, in three calls of the device tool made back to back
 # (the toolchain wheels, nvidia-cutlass-dsl's 92 MB library and tileiras, are larger than one call carries;
 # /tmp persists only while the machine is warm):
-#   stage  carry .whl (small wheels) + .w3 (the first half of the CuTe DSL archive, the cudnn frontend headers)
+#   stage  carry .whl (small wheels) + .w3 (the first half of the CuTe DSL archive, the cudnn frontend headers);
+#          issue 12: timing_accuracy.py on the floor case, small kernels and the multi-kernel case (ncu span)
 #   c1     carry .w4 (the second half, tileiras) + .sol (SOL-ExecBench's examples): the hand-over tests,
 #          the stream cheats, the SOL examples the stream fix and the tileiras mode affect
 #   c2     carry .w4 + .sol: make bench (every rmsnorm language, cold), harness_cost with FlashInfer-Bench,
@@ -42,6 +43,9 @@ stage)
 print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "triton", triton.__version__,
       "tvm_ffi", tvm_ffi.__version__, torch.cuda.get_device_name(0))'
   nvcc --version | tail -2; nproc; free -g | head -2
+  step "timing accuracy: each timer's floor, small kernels, the multi-kernel call against ncu's range replay"
+  timeout 450 python3 bench/timing_accuracy.py run --skip peers --max-time-s 1.0 --out "$OUT" --cases add-fp32-1 \
+    add-fp32-1M softmax-bf16-256x4096 triton-rmsnorm-256x4096 gemm-bf16-1024 matmul-bias-relu-bf16-2048 2>&1 | tail -40
   ;;
 c1|c2)
   part=$1  # each part ends within 580 s: every step's timeout is cut to what is left (lim)

@@ -326,3 +326,30 @@ def test_reason_picks_the_line_that_says_what_went_wrong(ta):
     assert ta.reason("Traceback:\n  File x\nRuntimeError: CUDA error: no device\n") == "RuntimeError: CUDA error: no device"
     assert ta.reason("==PROF== a\n==ERROR== ERR_NVGPUCTRPERM - no permission\n==PROF== b\n").startswith("==ERROR==")
     assert ta.reason("just some output") == "just some output"
+
+
+def test_floors_come_off_both_sides_for_small_kernels(ta):
+    cases = ta.all_cases()
+    floor = ta.Row(cases[ta.FLOOR], ncu=ta.NcuReading(2.0, kernels_per_call=1),
+                   opbench_default=ta.OpbenchReading(1.25, mode="cupti"), opbench_events=ta.OpbenchReading(4.0, mode="events"))
+    small = ta.Row(cases["add-fp32-1M"], ncu=ta.NcuReading(5.0, kernels_per_call=1),
+                   opbench_default=ta.OpbenchReading(4.25, mode="cupti"), opbench_events=ta.OpbenchReading(7.0, mode="events"))
+    big = ta.Row(cases["gemm-bf16-8192"], ncu=ta.NcuReading(1400.0), opbench_default=ta.OpbenchReading(1399.0))
+    lines = ta.floor_lines([floor, small, big])
+    assert lines[0] == "- floors (add-fp32-1): ncu 2.00 us, opbench_default 1.25 us, opbench_events 4.00 us"
+    assert lines[1].startswith("- add-fp32-1M: ncu 3.00 us above its floor")
+    assert "opbench_default +0.00 us (+0.0%)" in lines[1] and "opbench_events +0.00 us (+0.0%)" in lines[1]
+    assert len(lines) == 2, "only kernels under 10 us"
+    assert ta.floor_lines([small]) == [], "no floor case, no floor lines"
+
+
+def test_a_multi_kernel_case_is_also_read_against_ncus_span(ta):
+    cases = ta.all_cases()
+    multi = next(c for c in cases.values() if c.kernels > 1)
+    row = ta.Row(multi, ncu=ta.NcuReading(44.0, kernels_per_call=3), ncu_span=ta.NcuReading(42.0, kernels_per_call=1),
+                 opbench_default=ta.OpbenchReading(42.42, mode="cupti"))
+    assert ta.span_lines([row]) == [f"- {multi.name}: ncu span 42.00 us (summed kernels 44.00); against the span: "
+                                    "opbench_default +1.0%"]
+    failed = ta.Row(multi, ncu_span=ta.failed("==ERROR== Range replay: unsupported API"))
+    assert "range replay failed: ==ERROR== Range replay" in ta.span_lines([failed])[0]
+    assert ta.results_json([row], {})["cases"][multi.name]["ncu_span"]["us"] == 42.0
