@@ -366,8 +366,8 @@ def ncu_reading(case: Case, folder: Path, calls: int, timeout_s: float = 300,
     around the call): the time from its first kernel's start to its last one's end, gaps included, as
     every runtime timer sees a multi-kernel call."""
     ncu = shutil.which("ncu") or next((str(c) for c in sorted(Path("/usr/local").glob("cuda*/bin/ncu"))), "ncu")
-    cmd = [ncu, "--clock-control", "none", "--cache-control", cache_control, "--profile-from-start", "off",
-           *(["--replay-mode", "range"] if span else []),
+    cmd = [ncu, "--clock-control", "none", "--cache-control", cache_control,  # ranges: only Start/Stop pairs
+           *(["--replay-mode", "range"] if span else ["--profile-from-start", "off"]),
            "--metrics", "gpu__time_duration.sum", "--csv", "--print-units", "base",
            sys.executable, str(Path(__file__).resolve()), "kernel", case.name, "--calls", str(calls), "--dir", str(folder),
            *(["--ranges"] if span else [])]

@@ -93,8 +93,9 @@ def _address_range(lib: Any, ptr: int) -> tuple[int, int]:
 
 
 def _ready(device: torch.device) -> None:
-    """The device's primary context current on this thread, as the driver calls need it."""
-    torch.cuda.set_device(device)
+    """The device's primary context current on this thread, as the driver calls need it (`cuda` with
+    no index is the current device: torch.cuda.set_device refuses it)."""
+    torch.cuda.set_device(device if device.index is not None else torch.cuda.current_device())
     torch.empty(1, device=device)
 
 
