@@ -360,17 +360,13 @@ def ncu_per_call(kernels: Sequence[NcuKernel], calls: int) -> NcuReading | Readi
 
 
 def ncu_reading(case: Case, folder: Path, calls: int, timeout_s: float = 300,
-                cache_control: str = "all", span: bool = False) -> NcuReading | Reading:
-    """ncu's per-call time of `case`: each kernel replayed on its own and the call's kernels summed, or,
-    with `span`, each call replayed as one range (`--replay-mode range` between cudaProfilerStart/Stop
-    around the call): the time from its first kernel's start to its last one's end, gaps included, as
-    every runtime timer sees a multi-kernel call."""
+                cache_control: str = "all") -> NcuReading | Reading:
+    """ncu's per-call time of `case`: each kernel replayed on its own and the call's kernels summed.
+    (Range replay, the call's span, was tried on the H200 and read 155 us for an empty launch: no truth.)"""
     ncu = shutil.which("ncu") or next((str(c) for c in sorted(Path("/usr/local").glob("cuda*/bin/ncu"))), "ncu")
-    cmd = [ncu, "--clock-control", "none", "--cache-control", cache_control,  # ranges: only Start/Stop pairs
-           *(["--replay-mode", "range"] if span else ["--profile-from-start", "off"]),
+    cmd = [ncu, "--clock-control", "none", "--cache-control", cache_control, "--profile-from-start", "off",
            "--metrics", "gpu__time_duration.sum", "--csv", "--print-units", "base",
-           sys.executable, str(Path(__file__).resolve()), "kernel", case.name, "--calls", str(calls), "--dir", str(folder),
-           *(["--ranges"] if span else [])]
+           sys.executable, str(Path(__file__).resolve()), "kernel", case.name, "--calls", str(calls), "--dir", str(folder)]
     try:
         proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout_s)
     except FileNotFoundError:
@@ -432,21 +428,14 @@ def case_folder(case: Case, given: Path | None) -> Path:
     return folder
 
 
-def kernel_main(case: Case, folder: Path, calls: int, ranges: bool = False) -> None:
+def kernel_main(case: Case, folder: Path, calls: int) -> None:
     """Under `ncu --profile-from-start off`: warm up (compile, autotune, cuBLAS heuristics) outside the
-    profiled range, then exactly `calls` calls inside it, or (`ranges`) each call in a range of its own."""
+    profiled range, then exactly `calls` calls inside it."""
     import torch
     fn = case_callable(case, folder)
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
-    if ranges:
-        for _ in range(calls):
-            torch.cuda.profiler.start()
-            fn()
-            torch.cuda.profiler.stop()
-            torch.cuda.synchronize()
-        return
     torch.cuda.profiler.start()
     for _ in range(calls):
         fn()
@@ -667,13 +656,12 @@ def peers_reading(case: Case, folder: Path, timeout_s: float = 400) -> dict[str,
 class Row:
     case: Case
     ncu: Reading | None = None
-    ncu_span: Reading | None = None  # multi-kernel cases: each call replayed as one range
     opbench_default: Reading | None = None
     opbench_events: Reading | None = None
     peers: dict[str, Reading] = field(default_factory=dict)
 
     def readings(self) -> dict[str, Reading | None]:
-        return {"ncu": self.ncu, "ncu_span": self.ncu_span, "opbench_default": self.opbench_default, "opbench_events": self.opbench_events,
+        return {"ncu": self.ncu, "opbench_default": self.opbench_default, "opbench_events": self.opbench_events,
                 **{k: self.peers.get(k) for k in ("do_bench", "fib", "cuda_bench")}}
 
 
@@ -729,7 +717,7 @@ def floor_lines(rows: Sequence[Row], below_us: float = 10.0) -> list[str]:
     floor = next((r for r in rows if r.case.name == FLOOR), None)
     if floor is None or floor.ncu is None or floor.ncu.us is None:
         return []
-    got = {k: r.us for k, r in floor.readings().items() if r is not None and r.us is not None and k != "ncu_span"}
+    got = {k: r.us for k, r in floor.readings().items() if r is not None and r.us is not None}
     out = ["- floors (" + FLOOR + "): " + ", ".join(f"{k} {v:.2f} us" for k, v in got.items())]
     for row in rows:
         n = row.ncu
@@ -737,24 +725,8 @@ def floor_lines(rows: Sequence[Row], below_us: float = 10.0) -> list[str]:
             continue
         above = n.us - got["ncu"]
         errs = [f"{k} {(r.us - got[k]) - above:+.2f} us ({((r.us - got[k]) / above - 1) * 100:+.1f}%)"
-                for k, r in row.readings().items() if k not in ("ncu", "ncu_span") and k in got and r is not None and r.us is not None]
+                for k, r in row.readings().items() if k != "ncu" and k in got and r is not None and r.us is not None]
         out.append(f"- {row.case.name}: ncu {above:.2f} us above its floor; each timer above its own: " + ", ".join(errs))
-    return out
-
-
-def span_lines(rows: Sequence[Row]) -> list[str]:
-    """Multi-kernel cases against ncu's range replay (the call's span) instead of its summed kernels."""
-    out = []
-    for row in rows:
-        s = row.ncu_span
-        if s is None:
-            continue
-        if s.us is None:
-            out.append(f"- {row.case.name}: ncu range replay failed: {s.note}")
-            continue
-        errs = [f"{k} {error_pct(r, s):+.1f}%" for k, r in row.readings().items()
-                if k not in ("ncu", "ncu_span") and error_pct(r, s) is not None]
-        out.append(f"- {row.case.name}: ncu span {s.us:.2f} us (summed kernels {cell(row.ncu)}); against the span: " + ", ".join(errs))
     return out
 
 
@@ -802,8 +774,6 @@ def run_main(cases: Sequence[Case], skip: set[str], calls: int, max_time_s: floa
                 row.opbench_events = harness_run(manifest, folder / "out-events", "events")
             if "ncu" not in skip:
                 row.ncu = ncu_reading(case, folder, calls)
-                if case.kernels > 1 or case.name == FLOOR:
-                    row.ncu_span = ncu_reading(case, folder, calls, span=True)
             rows.append(row)
             progress(f"[{i}/{len(cases)}] {case.name}: {time.monotonic() - t0:.0f} s "
                      f"({time.monotonic() - began:.0f} s in all)")
@@ -811,11 +781,10 @@ def run_main(cases: Sequence[Case], skip: set[str], calls: int, max_time_s: floa
     print(tabulate(table_rows(rows), headers=HEADERS, tablefmt="github"))
     print("\nKernels per call:")
     print("\n".join(kernel_lines(rows)))
-    for title, lines in (("Against ncu's range replay (the call's span):", span_lines(rows)),
-                         ("Floors, and small kernels with each timer's floor taken off:", floor_lines(rows))):
-        if lines:
-            print(f"\n{title}")
-            print("\n".join(lines))
+    floors = floor_lines(rows)
+    if floors:
+        print("\nFloors, and small kernels with each timer's floor taken off:")
+        print("\n".join(floors))
     notes = note_lines(rows)
     if notes:
         print("\nNotes:")
@@ -846,7 +815,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     k.add_argument("case", choices=list(cases))
     k.add_argument("--calls", type=int, default=10)
     k.add_argument("--dir", type=Path)
-    k.add_argument("--ranges", action="store_true", help="each call in a cudaProfilerStart/Stop range of its own")
     q = sub.add_parser("peers", help="inner: do_bench, FlashInfer-Bench and cuda-bench on CASE")
     q.add_argument("case", choices=list(cases))
     q.add_argument("--json", type=Path, required=True)
@@ -862,7 +830,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         run_main([cases[c] for c in args.cases], set(args.skip), args.calls, args.max_time_s, args.out)
     elif args.cmd == "kernel":
         case = cases[args.case]
-        kernel_main(case, case_folder(case, args.dir), args.calls, args.ranges)
+        kernel_main(case, case_folder(case, args.dir), args.calls)
     elif args.cmd == "probe":
         for name in args.cases:
             case = cases[name]

@@ -342,14 +342,3 @@ def test_floors_come_off_both_sides_for_small_kernels(ta):
     assert len(lines) == 2, "only kernels under 10 us"
     assert ta.floor_lines([small]) == [], "no floor case, no floor lines"
 
-
-def test_a_multi_kernel_case_is_also_read_against_ncus_span(ta):
-    cases = ta.all_cases()
-    multi = next(c for c in cases.values() if c.kernels > 1)
-    row = ta.Row(multi, ncu=ta.NcuReading(44.0, kernels_per_call=3), ncu_span=ta.NcuReading(42.0, kernels_per_call=1),
-                 opbench_default=ta.OpbenchReading(42.42, mode="cupti"))
-    assert ta.span_lines([row]) == [f"- {multi.name}: ncu span 42.00 us (summed kernels 44.00); against the span: "
-                                    "opbench_default +1.0%"]
-    failed = ta.Row(multi, ncu_span=ta.failed("==ERROR== Range replay: unsupported API"))
-    assert "range replay failed: ==ERROR== Range replay" in ta.span_lines([failed])[0]
-    assert ta.results_json([row], {})["cases"][multi.name]["ncu_span"]["us"] == 42.0

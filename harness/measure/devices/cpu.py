@@ -69,9 +69,9 @@ FLUSH_CAP_BYTES = 32 * 1024 ** 2
 M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4
 
 
-def keep_heap() -> str:
+def keep_heap() -> tuple[bool, str]:
     """Serve every allocation from the heap and never return it to the kernel (glibc), so steady-state
-    calls reuse warm pages; says what was done, for the device info."""
+    calls reuse warm pages; whether it was done, and what was done, for the device info."""
     name = ctypes.util.find_library("c")
     try:
         libc = ctypes.CDLL(name) if name else None
@@ -79,10 +79,10 @@ def keep_heap() -> str:
     except (OSError, AttributeError):
         mallopt = None
     if mallopt is None:
-        return "default (no glibc mallopt)"
+        return False, "default (no glibc mallopt)"
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     ok = mallopt(M_MMAP_MAX, 0) == 1 and mallopt(M_TRIM_THRESHOLD, 2 ** 31 - 1) == 1
-    return "heap kept (glibc: no mmap, no trim)" if ok else "default (mallopt refused)"
+    return (True, "heap kept (glibc: no mmap, no trim)") if ok else (False, "default (mallopt refused)")
 
 
 # A kept heap still grows when fragmentation leaves no free chunk big enough for a call's temporaries, and
@@ -113,6 +113,7 @@ def reserve_heap(nbytes: int) -> int:
 class CpuDevice(Device):
     kind = "cpu"
     _malloc = "default (setup not run)"
+    _heap_kept = False
     _flush_bytes = 2 * FLUSH_CAP_BYTES  # until `fit_to`: the most it can read
     _heap_reserved = 0
 
@@ -128,7 +129,7 @@ class CpuDevice(Device):
         """Pin the worker: the CPUs it may use (the same set for solution and reference) and one torch
         thread per CPU, so two runs (and the two sides of one comparison) get the same parallelism; and
         freed memory kept in the heap (`keep_heap`)."""
-        self._malloc = keep_heap()
+        self._heap_kept, self._malloc = keep_heap()
         cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
         if cpus:
             os.sched_setaffinity(0, cpus)
@@ -150,7 +151,7 @@ class CpuDevice(Device):
         footprint in it."""
         self._flush_bytes = min(2 * self.l2_bytes(), max(2 * footprint_bytes, 2 * _private_bytes()))
         want = HEAP_RESERVE_FACTOR * footprint_bytes
-        if self._malloc.startswith("heap kept") and want > self._heap_reserved:
+        if self._heap_kept and want > self._heap_reserved:
             self._heap_reserved = max(self._heap_reserved, reserve_heap(want))
 
     def flush_cache(self) -> None:
