@@ -23,9 +23,10 @@ BUILD_ARGS ?=
 # Exits 0 only when every `name==version` line of the given requirements files is installed at that version
 # (the files pin exactly, so an import check would accept a stale or newer install).
 # Offline (a GPU box with no registry) a failed install falls back to what is installed, in any version,
-# when every required package is there, and says which versions differ from the pins.
+# when every required package is there, and says which versions differ from the pins; a package that is
+# missing is named, with how to install it from carried wheels (exit 3).
 PINS = import sys, importlib.metadata as md; pins = [r.split('==') for f in sys.argv[1:] for r in (l.split(chr(35))[0].strip() for l in open(f)) if r]
-INSTALLED = $(PYTHON) -c "$(PINS); got = {n: md.version(n) for n, _ in pins}; print('opbench: could not install the pinned versions (offline?); using the installed ones: ' + ', '.join(f'{n} {got[n]} (pinned {v})' for n, v in pins if got[n] != v), file=sys.stderr)"
+INSTALLED = $(PYTHON) -c "$(PINS); got = {n: next((d.version for d in md.distributions(name=n)), None) for n, _ in pins}; miss = [n for n, v in got.items() if v is None]; print(f'opbench: could not install {\", \".join(miss)} (offline?): put their wheels in a folder and run again with PIP_FIND_LINKS=<folder> PIP_NO_INDEX=1' if miss else 'opbench: could not install the pinned versions (offline?); using the installed ones: ' + ', '.join(f'{n} {got[n]} (pinned {v})' for n, v in pins if got[n] != v), file=sys.stderr); sys.exit(3 if miss else 0)"
 PINNED = $(PYTHON) -c "$(PINS); sys.exit(any(md.version(n) != v for n, v in pins))"
 
 # --system-site-packages: a GPU/NPU image's OS Python may already hold the vendor's torch build, which stays

@@ -35,3 +35,19 @@ def test_image_and_push() -> None:
     assert dry("push", "REGISTRY=ghcr.io/org") == ["python3 -m harness launch --device cuda --push ghcr.io/org "]
     refused = subprocess.run(["make", "-s", "push"], cwd=REPO_ROOT, capture_output=True, text=True)
     assert refused.returncode != 0 and "REGISTRY" in refused.stderr
+
+
+def test_offline_with_a_package_missing_names_it_and_how_to_carry_it(tmp_path) -> None:
+    """A GPU box with no registry (the H200's image has no pyyaml): the failed install names what is
+    missing and how to install from carried wheels, instead of a traceback from importlib.metadata."""
+    import os
+    import sys
+    venv = tmp_path / "venv"  # no packages, and no pip: every install fails, as with no registry
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    env = {**os.environ, "PIP_NO_INDEX": "1"}
+    out = subprocess.run(["make", "-s", "launch-deps", f"PYTHON={venv}/bin/python"], cwd=REPO_ROOT,
+                         capture_output=True, text=True, env=env)
+    assert out.returncode != 0
+    assert "could not install pyyaml, jsonschema" in out.stderr
+    assert "PIP_FIND_LINKS=<folder> PIP_NO_INDEX=1" in out.stderr
+    assert "Traceback" not in out.stderr
