@@ -64,6 +64,7 @@ class WorkerState:
         self.bench: Any = None  # a loaded bench module, and the BenchLoad that loaded it (its staged files)
         self.bench_load_cmd: BenchLoad | None = None
         self.handed: list[Any] = []  # tensors whose device memory the parent may still be reading (handoff)
+        self.draws: Any = None  # CPU: threads that draw large random inputs in parallel (inputs.draw_pool)
 
     # -- commands -----------------------------------------------------------------------------
     def build(self, cmd: Build) -> Built | Failure:
@@ -77,6 +78,9 @@ class WorkerState:
         self.definition = cmd.definition
         self.device = make_device(cmd.device_kind, cmd.device_index)
         self.device.setup()
+        if self.device.torch_device.type == "cpu":
+            from harness.execute.inputs import draw_pool
+            self.draws = draw_pool()
         from harness.measure import timing
         from harness.measure.devices import activities
         self.guard = TamperGuard()
@@ -153,10 +157,10 @@ class WorkerState:
         from harness.execute.inputs import generate_inputs, redraw
         dev = self.device
         self.handed = []
-        inputs = generate_inputs(self.definition, cmd.workload, cmd.seed, dev.torch_device)
+        inputs = generate_inputs(self.definition, cmd.workload, cmd.seed, dev.torch_device, self.draws)
         entry = self._prepare(cmd.workload, inputs)
         if cmd.draw is not None:
-            redraw(cmd.workload, entry["names"], entry["inputs"], cmd.draw)
+            redraw(cmd.workload, entry["names"], entry["inputs"], cmd.draw, self.draws)
         before = snapshot(entry["inputs"])
         dev.synchronize()  # inputs were made on the default stream; the call runs on the harness stream
         why = self.guard.modes()
@@ -198,7 +202,7 @@ class WorkerState:
         from harness.measure.timing import Sampler
         dev, workload = self.device, cmd.workload
         self.handed = []  # what the last Run handed over is not needed while timing
-        self.pool = [self._prepare(workload, generate_inputs(self.definition, workload, s, dev.torch_device))
+        self.pool = [self._prepare(workload, generate_inputs(self.definition, workload, s, dev.torch_device, self.draws))
                      for s in cmd.seeds]
         fresh = cmd.cfg.fresh_inputs and drawn_inputs(workload, self.pool[0]["names"], self.pool[0]["inputs"])
         self.keep_at, self.kept_samples = set(), {}
@@ -213,7 +217,8 @@ class WorkerState:
         def before(i: int, k: int | None) -> None:  # k: the timed sample, None for a warm-up or probe call
             entry = self.pool[i]
             if fresh:
-                redraw(workload, entry["names"], entry["inputs"], draw_key(cmd.key, next(untimed) if k is None else k))
+                redraw(workload, entry["names"], entry["inputs"], draw_key(cmd.key, next(untimed) if k is None else k),
+                       self.draws)
             if entry["outputs"] is not None:
                 poison(entry["outputs"])
 

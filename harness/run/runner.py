@@ -377,6 +377,8 @@ class Runner:
         began = time.monotonic()
         while not (done["sol"][0] and done["ref"][0]):
             for key in ("sol", "ref"):
+                if done[key][0]:  # its median is known: the rest of the budget goes to the other side
+                    continue
                 t0 = time.monotonic()
                 idle = self.ref if key == "sol" else worker  # frozen while the other is timed
                 keep: tuple[int, ...] = ()

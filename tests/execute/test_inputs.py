@@ -6,7 +6,8 @@ from dataclasses import replace
 import torch
 from safetensors.torch import save_file
 
-from harness.execute.inputs import allocate_outputs, generate_inputs, has_fresh_inputs, mix_seed, poison, redraw
+from harness.execute.inputs import (CPU_CHUNK, allocate_outputs, fill_random, generate_inputs, has_fresh_inputs, mix_seed,
+                                    poison, redraw)
 from harness.spec.manifest import load_manifest
 
 from factories import axpy_document
@@ -84,3 +85,28 @@ def test_poison_refills_destination_buffers() -> None:
     f, i = torch.zeros(4), torch.zeros(4, dtype=torch.int32)
     poison([f, i])
     assert torch.isnan(f).all() and (i == 0x5A).all()
+
+
+def test_large_cpu_draws_are_chunked_the_same_for_any_thread_count() -> None:
+    """Big CPU tensors are drawn in parallel chunks: the values depend on the seed, not on how many
+    threads drew them (the reference and solution workers, and a reproduction, may differ), and no
+    chunk repeats another."""
+    n = 3 * CPU_CHUNK + 17
+    threads = torch.get_num_threads()
+    draws = []
+    try:
+        for k in (1, 2, 3):
+            torch.set_num_threads(k)
+            t = torch.empty(n, dtype=torch.bfloat16)
+            fill_random(t, "random", {"mean": 1.0, "std": 2.0}, 42)
+            draws.append(t)
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.equal(draws[0], draws[1]) and torch.equal(draws[0], draws[2])
+    chunks = draws[0][: 3 * CPU_CHUNK].view(3, CPU_CHUNK)
+    assert not torch.equal(chunks[0], chunks[1]) and not torch.equal(chunks[1], chunks[2])
+    x = draws[0].float()
+    assert abs(x.mean().item() - 1.0) < 0.01 and abs(x.std().item() - 2.0) < 0.01
+    ints = torch.empty(n, dtype=torch.int32)
+    fill_random(ints, "randint", {"low": 3, "high": 9}, 7)
+    assert ints.min().item() == 3 and ints.max().item() == 8
