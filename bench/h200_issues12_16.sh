@@ -2,13 +2,13 @@
 # The H200 proofs still to take for issues 12-16, in three calls of the device tool made back to back
 # (the toolchain wheels, nvidia-cutlass-dsl's 92 MB library and tileiras, are larger than one call carries;
 # /tmp persists only while the machine is warm):
-#   stage  carry .whl (small wheels) + .w3 (the first half of the CuTe DSL archive, the cudnn frontend headers);
-#          issue 12: timing_accuracy.py on the floor case, small kernels and the multi-kernel case (ncu span)
+#   stage  carry .whl (small wheels, the harness's own requirements too) + .w3 (the first half of the CuTe DSL
+#          archive, the cudnn frontend headers); issue 12: timing_accuracy.py, every case with the peers, one run
 #   c1     carry .w4 (the second half, tileiras) + .sol (SOL-ExecBench's examples): the hand-over tests,
 #          the stream cheats, the SOL examples the stream fix and the tileiras mode affect
 #   c2     carry .w4 + .sol: make bench (every rmsnorm language, cold), harness_cost with FlashInfer-Bench,
-#          run-bench in three modes with a baseline
-# The 2026-12-04 session ran this script as of f839db0 (phases a, b, c; docs/hardware.md).
+#          run-bench in three modes with a baseline (a triton-wrapper and a torch-module module)
+# The 2026-12-04 sessions ran this script as of f839db0 and a5069f9 (docs/hardware.md).
 # Usage: bash bench/h200_issues12_16.sh stage|c1|c2   (writes under $OUT)
 # Making the carried folders here (each listed in .git/info/exclude):
 #   D="python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp
@@ -18,6 +18,9 @@
 #         annotated-types typing-inspection typing-extensions flashinfer-bench==0.1.2 cuda-bench==0.3.0
 #         nvidia-cutlass==4.2.0.0 cuda-tile==1.7.0 apache-tvm-ffi==0.1.15.post2 nvidia-cutlass-dsl==4.8.1
 #         nvidia-cutlass-dsl-libs-base==4.8.1 nvidia-cutlass-dsl-libs-core==4.8.1 docstring-parser
+#         pyyaml==6.0.3 tabulate==0.10.0 rich==15.0.0 markdown-it-py mdurl pygments safetensors==0.8.0
+#         (the harness's requirements.txt but numpy, which the device's torch has: `make bench` finds them on
+#         PYTHONPATH when its offline install fails)
 #   .w3, .w4: unzip nvidia-cutlass-dsl-libs-cu13==4.8.1 and nvidia-cuda-tileiras==13.5.37 and the
 #         cudnn frontend wheel's include/; `tar cf - . | xz -6 -T2` each; split -b 33100000 the DSL archive
 #         into dsl.part00 (.w3, with cudnnfe.tar.xz) and dsl.part01 (.w4, with tileiras.tar.xz)
@@ -27,6 +30,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-out/h200}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site/nvidia_cutlass_dsl/dsl_packages:/tmp/site CUDNN_FRONTEND_DIR=/tmp/cudnnfe
+export PATH="/tmp/site/nvidia/cu13/bin:$PATH"  # tileiras, unpacked from its wheel: cuda.tile looks on $PATH
 step() { printf '\n===== %s  [%s]\n' "$*" "$(date +%T)"; }
 
 if [ -d .whl ] && [ ! -f /tmp/site/.installed ]; then
@@ -43,9 +47,8 @@ stage)
 print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "triton", triton.__version__,
       "tvm_ffi", tvm_ffi.__version__, torch.cuda.get_device_name(0))'
   nvcc --version | tail -2; nproc; free -g | head -2
-  step "timing accuracy: each timer's floor, small kernels, the multi-kernel call against ncu's range replay"
-  timeout 450 python3 bench/timing_accuracy.py run --skip peers --max-time-s 1.0 --out "$OUT" --cases add-fp32-1 \
-    add-fp32-1M softmax-bf16-256x4096 triton-rmsnorm-256x4096 gemm-bf16-1024 matmul-bias-relu-bf16-2048 2>&1 | tail -40
+  step "timing accuracy: every case, ncu, opbench (default and events), do_bench, FIB, cuda-bench in one run"
+  timeout 500 python3 bench/timing_accuracy.py run --max-time-s 1.0 --deadline-s 400 --out "$OUT" 2>&1 | tail -60
   ;;
 c1|c2)
   part=$1  # each part ends within 580 s: every step's timeout is cut to what is left (lim)
@@ -89,19 +92,25 @@ PY
   if [ "$part" = c2 ]; then
   step "make bench MANIFEST=rmsnorm.yaml, cold build cache (every rmsnorm language)"
   start=$(date +%s.%N)
-  timeout "$(lim 150)" make bench MANIFEST=rmsnorm.yaml PINNED=true OUT="$REP/bench-cold" > "$OUT/bench-cold.txt" 2>&1
+  python3 -c "import numpy" || echo "NO NUMPY on this machine: make bench will name it"
+  timeout "$(lim 150)" make bench MANIFEST=rmsnorm.yaml OUT="$REP/bench-cold" > "$OUT/bench-cold.txt" 2>&1
   echo "exit $? after $(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')") s"
   grep -E 'PASSED|INCORRECT|ERROR|UNSUPPORTED|SKIPPED|HIDDEN|TIMEOUT|took|exit|opbench:' "$OUT/bench-cold.txt" | cut -c1-130 | tail -45
   step "harness_cost: rmsnorm (warm build cache), a 1 GiB add, FlashInfer-Bench 0.1.2 on the same TraceSet"
   timeout "$(lim 210)" python3 bench/harness_cost.py --device cuda --add-gib 1 --vs-fib --out "$OUT" 2>&1 | cut -c1-230
-  step "run-bench (Triton module), three modes, a baseline"
-  for mode in events torch-profiler perf-counter; do
-    timeout "$(lim 40)" python3 -m harness run-bench --bench-file manifests/bench_rmsnorm/bench_rmsnorm_op.py \
-      --operator-file manifests/bench_rmsnorm/rmsnorm_op.py --baseline-operator-file manifests/bench_rmsnorm/rmsnorm_op.py \
-      --bench-mode "$mode" -m all --output "$REP/rb/runbench-$mode.txt" 2>&1 | cut -c1-200 | tail -9
-    echo "exit ${PIPESTATUS[0]}"
+  step "run-bench: a triton-wrapper and a torch-module module, three modes, a baseline"
+  # the torch-module's kernels are torch's (its header names the Model): all device work of a call, -m total-op
+  for mod in bench_rmsnorm/bench_rmsnorm_op.py:bench_rmsnorm/rmsnorm_op.py:all \
+             bench_rmsnorm_module/bench_rmsnorm_model.py:bench_rmsnorm_module/rmsnorm_model.py:total-op; do
+    IFS=: read -r b o metric <<< "$mod"; b=manifests/$b; o=manifests/$o
+    for mode in events torch-profiler perf-counter; do
+      echo "--- $(basename "$b") $mode -m $metric"
+      timeout "$(lim 40)" python3 -m harness run-bench --bench-file "$b" --operator-file "$o" --baseline-operator-file "$o" \
+        --bench-mode "$mode" -m "$metric" --output "$REP/rb/$(basename "$b" .py)-$mode.txt" 2>&1 | cut -c1-200 | tail -9
+      echo "exit ${PIPESTATUS[0]}"
+    done
   done
-  head -c 900 "$REP/rb/runbench-torch-profiler.jsonl" 2>/dev/null; echo
+  head -c 700 "$REP/rb/bench_rmsnorm_model-torch-profiler.jsonl" 2>/dev/null; echo
   fi
   ;;
 *) echo "usage: $0 stage|c1|c2" >&2; exit 2 ;;

@@ -58,6 +58,7 @@ def add_manifest(folder: Path, gib: float) -> Path:
     """A one-workload `z = x + y` problem with fp32 tensors of `gib` GiB each, its reference as the
     solution too (the cost of the harness, not of a kernel)."""
     n = int(gib * 1024 ** 3) // 4
+    folder.mkdir(parents=True, exist_ok=True)
     (folder / "add.py").write_text(ADD_REFERENCE)
     doc = {
         "schema_version": 1,
@@ -174,6 +175,9 @@ def vs_fib(work: Path, device: str) -> dict[str, Any]:
     if fib.returncode:
         print("\nflashinfer-bench said (last lines):\n" + "\n".join((fib.stdout + fib.stderr).strip().splitlines()[-8:]))
     print(f"\nopbench said (last lines):\n{our_tail}")
+    ours = [row_cost(t) for t in traces if t["status"] != "SKIPPED"]
+    print(f"\nopbench's rows on the TraceSet: rows {sum(r['total'] for r in ours):.1f} s of the command's "
+          f"{our_wall:.1f} s\n\n{table(ours)}")
     return {"fib_wall_s": fib_wall, "opbench_wall_s": our_wall,
             "rows": {f"{s} / {w}": r for (s, w), r in rows.items()}}
 

@@ -756,13 +756,20 @@ def progress(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def run_main(cases: Sequence[Case], skip: set[str], calls: int, max_time_s: float, out: Path | None) -> None:
+def run_main(cases: Sequence[Case], skip: set[str], calls: int, max_time_s: float, out: Path | None,
+             deadline_s: float | None = None) -> None:
+    """`deadline_s`: start no case once that many seconds have passed (a device call has a hard limit;
+    the table of the cases that finished still prints, and says which were left out)."""
     from tabulate import tabulate
     began = time.monotonic()
     bench = {**BENCH, "max_time_s": max_time_s}
     rows = []
+    left: list[str] = []
     with tempfile.TemporaryDirectory(prefix="opbench-accuracy-") as tmp:
         for i, case in enumerate(cases, 1):
+            if deadline_s is not None and time.monotonic() - began > deadline_s:
+                left = [c.name for c in cases[i - 1:]]
+                break
             folder = Path(tmp) / case.name
             manifest = write_case(case, folder, bench)
             row = Row(case)
@@ -789,8 +796,10 @@ def run_main(cases: Sequence[Case], skip: set[str], calls: int, max_time_s: floa
     if notes:
         print("\nNotes:")
         print("\n".join(notes))
+    if left:
+        print(f"\nNot run (past the {deadline_s:g} s deadline): {', '.join(left)}")
     settings = {"ncu_calls": calls, "bench": bench, "skip": sorted(skip), "python": sys.version.split()[0],
-                "wall_s": round(time.monotonic() - began, 1)}
+                "wall_s": round(time.monotonic() - began, 1), "not_run": left}
     print(f"\nwall time {settings['wall_s']:.0f} s")
     if out:
         out.mkdir(parents=True, exist_ok=True)
@@ -811,6 +820,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     r.add_argument("--calls", type=int, default=10, help="calls profiled by ncu per case")
     r.add_argument("--max-time-s", type=float, default=BENCH["max_time_s"], help="the manifests' bench max_time_s")
     r.add_argument("--out", type=Path, default=Path(os.environ["OUT"]) if os.environ.get("OUT") else None)
+    r.add_argument("--deadline-s", type=float, default=None, help="start no case after this many seconds")
     k = sub.add_parser("kernel", help="inner: CASE's calls only (run under ncu)")
     k.add_argument("case", choices=list(cases))
     k.add_argument("--calls", type=int, default=10)
@@ -827,7 +837,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     m.add_argument("dir", type=Path)
     args = p.parse_args(argv)
     if args.cmd == "run":
-        run_main([cases[c] for c in args.cases], set(args.skip), args.calls, args.max_time_s, args.out)
+        run_main([cases[c] for c in args.cases], set(args.skip), args.calls, args.max_time_s, args.out, args.deadline_s)
     elif args.cmd == "kernel":
         case = cases[args.case]
         kernel_main(case, case_folder(case, args.dir), args.calls)

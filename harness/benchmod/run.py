@@ -92,7 +92,7 @@ def run_cases(spec: BenchModuleSpec, kind: str, device_index: int, out: Path, ca
                     info = loaded()
                 assert worker.scratch is not None  # a live worker has its sandbox
                 workdir = worker.scratch / "profiles" / case.id
-                res = worker.call(BenchTime(case.id, spec.mode, cfg, workdir, tuple(sources), header),
+                res = worker.call(BenchTime(case.id, spec.mode, cfg, workdir, tuple(sources), header, spec.total_op),
                                   timeout=2 * cfg.run_timeout_s + cfg.max_time_s)
             except WorkerError as exc:
                 traces.append(_trace(name, case.id, info, kind, Status(exc.status), axes=case.axes, message=exc.message,

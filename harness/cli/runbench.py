@@ -84,10 +84,11 @@ def record(t: Trace, mode: str) -> CaseRecord:
     sources = dict(att.get("kernel_source") or {})
     ok = t.status == Status.PASSED and t.timing is not None
     mean_us = t.timing.mean_ms * 1e3 if ok and t.timing is not None else None
+    named = mode in PROFILER_MODES and not att.get("total_op_only")  # -m total-op alone: no kernel was named
     ops = sorted(({"op_type": k, "avg_time_us": v} for k, v in (att.get("ops_us") or {}).items()),
                  key=lambda o: -o["avg_time_us"])
     return CaseRecord(case_label=t.workload, kernel_names=list(sources), kernel_source=sources,
-                      kernel_avg_time_us=mean_us if ok and mode in PROFILER_MODES else None, ops=ops,
+                      kernel_avg_time_us=mean_us if ok and named else None, ops=ops,
                       total_op_avg_time_us=att.get("total_op_us") if ok else None,
                       error_message="" if ok else f"{t.status}: {t.message}".strip(),
                       case_wall_clock_seconds=t.timing.wall_s if t.timing is not None else None, bench_mode=mode)
@@ -168,7 +169,8 @@ def _run(args: argparse.Namespace, operator: Path, kind: str, say: Any) -> tuple
     from harness.spec.knobs import apply_overrides, knob_overrides
     spec = BenchModuleSpec(path=args.bench_file.resolve(), name=None, operator=operator.resolve(),
                            bench=args.bench_file.resolve(), mode=args.bench_mode, devices=("cpu", "cuda", "npu"),
-                           config=apply_overrides(BenchConfig(), knob_overrides(args)))
+                           config=apply_overrides(BenchConfig(), knob_overrides(args)),
+                           total_op=metric_of(args.metric, args.bench_mode) == ["total-op"])
     report = run_bench_module(spec, kind, args.device_index, args.out / operator.stem, (), None, say,
                               stop_on_error=not args.skip_error)
     stem = f"{operator.stem}-{kind}-{args.bench_mode}"

@@ -326,6 +326,7 @@ class BenchTime(Command):
     workdir: Path
     kernels: tuple[str, ...] = ()   # what to count, decided by the parent (header + operator file); () = header's
     required: tuple[str, ...] = ()  # of those, what must run (the header's)
+    total_op: bool = False          # all device work of a call, names not needed (profiler modes)
 
 
 @dataclass(frozen=True)

@@ -286,7 +286,8 @@ class WorkerState:
         try:
             header = self.bench.header.kernels
             res = run_mode(cmd.mode, dev, CaseRun(self.bench.case_fn(case), cmd.kernels or header, case.warmup,
-                                                  case.repeats, child, cmd.required if cmd.kernels else header),
+                                                  case.repeats, child, cmd.required if cmd.kernels else header,
+                                                  cmd.total_op),
                            cmd.cfg, cmd.workdir)
         except (AttributionError, ModeError) as exc:
             return Failure(Status.RUNTIME_ERROR, f"{cmd.mode}: {exc}")

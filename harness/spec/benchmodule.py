@@ -27,6 +27,7 @@ class BenchModuleSpec:
     mode: str
     devices: tuple[str, ...]
     config: BenchConfig
+    total_op: bool = False  # profiler modes time all device work of a call, no kernel named (run-bench -m total-op)
 
 
 def is_bench_module_manifest(path: Path) -> bool:

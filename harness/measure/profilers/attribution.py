@@ -75,6 +75,29 @@ def _top(counter: Counter[str], n: int = 8) -> str:
     return ", ".join(f"{name} x{c}" for name, c in counter.most_common(n)) or "no kernels at all"
 
 
+def _device_work(rows: Sequence[KernelRecord], kernels: Sequence[str], calls: int,
+                 harness_ops: Sequence[str]) -> dict[str, float]:
+    """Every profiled op's time per call, the harness's own (its cache flush) left out."""
+    ops: dict[str, float] = {}
+    for r in rows:
+        if not r.nested and (r.name not in harness_ops or kernel_matches(r.name, kernels)):
+            ops[r.name] = ops.get(r.name, 0.0) + r.duration_us / calls
+    return ops
+
+
+def attribute_total_op(records: Iterable[KernelRecord], calls: int, source: str = "profile",
+                       harness_ops: Sequence[str] = ()) -> Attribution:
+    """The `total-op` metric alone (asked for explicitly): all device work in the window per call,
+    names not needed (a torch-module's kernels are torch's, which no header names). Totals cannot be
+    split into calls without names, so this is one sample, the mean, as op_statistic.csv gives."""
+    rows = list(records)
+    ops = _device_work(rows, (), calls, harness_ops)
+    if not ops:
+        raise AttributionError(f"{source}: no device work recorded in {calls} calls")
+    total = sum(ops.values())
+    return Attribution(samples_ms=[total / 1e3], kernels={}, per_call=0, ops_us=ops, total_op_us=total)
+
+
 def attribute(records: Iterable[KernelRecord], kernels: Sequence[str], calls: int, skip: int = 0,
               source: str = "profile", required: Sequence[str] = (), harness_ops: Sequence[str] = ()) -> Attribution:
     """Split the named kernels' rows over `calls` calls (in start order) and drop the first `skip`.
@@ -96,7 +119,8 @@ def attribute(records: Iterable[KernelRecord], kernels: Sequence[str], calls: in
     others = Counter(r.name for r in rows if not kernel_matches(r.name, kernels))
     if not matched:
         raise AttributionError(f"{source}: no kernel named {' or '.join(kernels)} (or <name>_kernel) among "
-                               f"{len(rows)} profiled kernels: {_top(others)}")
+                               f"{len(rows)} profiled kernels: {_top(others)}; name the kernels in '# kernels:', "
+                               f"or time all device work of a call (run-bench -m total-op)")
     if len(matched) % calls:
         raise AttributionError(f"{source}: {len(matched)} launches of {', '.join(sorted({r.name for r in matched}))} "
                                f"do not split evenly over {calls} calls; cannot tell which call each belongs to")
@@ -108,10 +132,7 @@ def attribute(records: Iterable[KernelRecord], kernels: Sequence[str], calls: in
     if never:
         raise AttributionError(f"{source}: kernel(s) {', '.join(never)} named in the header never ran (profiled: "
                                f"{_top(Counter(r.name for r in rows))}); a time without them would undercount")
-    ops: dict[str, float] = {}
-    for r in rows:
-        if not r.nested and (r.name not in harness_ops or kernel_matches(r.name, kernels)):
-            ops[r.name] = ops.get(r.name, 0.0) + r.duration_us / calls
+    ops = _device_work(rows, kernels, calls, harness_ops)
     return Attribution(samples_ms=samples, kernels=dict(Counter(r.name for r in active)), per_call=per_call,
                        missing=[k for k in kernels if k not in seen], unmatched=dict(others), ops_us=ops,
                        total_op_us=sum(ops.values()))

@@ -32,7 +32,7 @@ from harness.spec.model import BenchConfig
 from harness.measure.timing import Sampler, sample_until_stopped, summarize
 from harness.results.trace import TimingStats
 from harness.measure.profilers.attribution import (Attribution, AttributionError, KernelRecord, attribute,
-                                                   attribute_totals)
+                                                   attribute_total_op, attribute_totals)
 from harness.measure.profilers.kernel_details import (find_kernel_details, find_op_statistic, parse_kernel_details,
                                                       parse_op_statistic)
 from harness.measure.profilers.msprof import load_msprof_records, msprof_command
@@ -55,6 +55,7 @@ class CaseRun:
     repeats: int
     child_argv: tuple[str, ...] = ()  # how a child process re-creates this case (msprof mode)
     required: tuple[str, ...] = ()    # kernels that must run (the header's): attribution fails without them
+    total_op: bool = False            # only the total-op metric is wanted: no names needed (attribute_total_op)
 
 
 @dataclass
@@ -79,7 +80,17 @@ def _profiled_stats(att: Attribution, mode: str, cache: str, wall_s: float, call
 def _result(mode: str, att: Attribution, cache: str, wall_s: float, calls: int, source: str) -> ModeResult:
     details = {"kernels": att.kernels, "per_call": att.per_call, "missing": att.missing,
                "not_counted": att.unmatched, "source": source, "ops_us": att.ops_us, "total_op_us": att.total_op_us}
+    if not att.kernels:  # attribute_total_op: all device work, no kernel named
+        details["total_op_only"] = True
+        return ModeResult(mode, _profiled_stats(att, mode, cache, wall_s, calls), "all device work (total-op)", details)
     return ModeResult(mode, _profiled_stats(att, mode, cache, wall_s, calls), att.describe(), details)
+
+
+def _attribute(records: Sequence[KernelRecord], case: CaseRun, calls: int, skip: int, source: str,
+               harness_ops: Sequence[str] = ()) -> Attribution:
+    if case.total_op:
+        return attribute_total_op(records, calls, source, harness_ops)
+    return attribute(records, case.kernels, calls, skip, source, case.required, harness_ops)
 
 
 def run_events(device: Device, case: CaseRun, cfg: BenchConfig) -> ModeResult:
@@ -165,7 +176,7 @@ def run_torch_profiler(device: Device, case: CaseRun, cfg: BenchConfig) -> ModeR
     with profile(activities=activities) as prof:
         calls = _profile_loop(device, case, cold)
     records = torch_profiler_records(prof.events(), device.kind)
-    att = attribute(records, case.kernels, calls, case.warmup, "torch.profiler", case.required, tuple(flush_ops))
+    att = _attribute(records, case, calls, case.warmup, "torch.profiler", tuple(flush_ops))
     return _result("torch-profiler", att, cfg.cache, time.perf_counter() - start, calls, "torch.profiler events")
 
 
@@ -196,11 +207,13 @@ def run_torch_npu_profiler(device: Device, case: CaseRun, cfg: BenchConfig, work
         totals = find_op_statistic(out)
         if totals is None:
             raise
-        att = attribute_totals(parse_op_statistic(totals), case.kernels, calls, str(totals), case.required)
+        rows = parse_op_statistic(totals)
+        att = (attribute_total_op([KernelRecord(name, total) for name, _, total in rows], calls, str(totals))
+               if case.total_op else attribute_totals(rows, case.kernels, calls, str(totals), case.required))
         result = _result("torch-npu-profiler", att, cfg.cache, time.perf_counter() - start, calls, str(totals))
         result.details["aggregate_only"] = "op_statistic.csv: totals per op type, no per-call distribution"
         return result
-    att = attribute(parse_kernel_details(path), case.kernels, calls, 0, str(path), case.required)
+    att = _attribute(parse_kernel_details(path), case, calls, 0, str(path))
     return _result("torch-npu-profiler", att, cfg.cache, time.perf_counter() - start, calls, str(path))
 
 
@@ -218,7 +231,7 @@ def run_msprof(device: Device, case: CaseRun, cfg: BenchConfig, workdir: Path, t
         raise ModeError(f"msprof exited with {proc.returncode}:\n{(proc.stdout + proc.stderr)[-3000:]}")
     records, source = load_msprof_records(out)
     calls = case.warmup + case.repeats
-    att = attribute(records, case.kernels, calls, case.warmup, source, case.required)
+    att = _attribute(records, case, calls, case.warmup, source)
     return _result("msprof", att, cfg.cache, time.perf_counter() - start, calls, source)
 
 
