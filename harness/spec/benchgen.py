@@ -114,7 +114,7 @@ def cases_from_manifest(manifest: Any) -> list[dict[str, Any]]:
 TEMPLATE = '''# api-name: {name}
 # api-kind: {kind}
 # kernels: {kernels}
-"""Bench module for {stem}.{name}, written by `opbench bench-gen` (edit the cases freely; keep the hooks)."""
+"""Bench module for {stem}.{name}, written by `opbench bench-gen` (edit the cases freely; keep the hooks).{note}"""
 import torch
 
 CASES = {cases}
@@ -172,5 +172,8 @@ def generate(operator: Path, manifest: Any | None = None) -> str:
                             "get_inputs() in the operator")
     # with no kernel in the file, the header names the entrypoint: profiler modes need the device
     # kernels' (or, on the CPU, the aten ops') names there; events and perf-counter do not
+    note = "" if kernels else ("\n\nThe operator launches no kernel of its own (its device work is torch's), so the header names\n"
+                               "the entrypoint: profiler modes time it with `run-bench -m total-op` (all device work of a call).\n")
     return TEMPLATE.format(name=entry.name, kind=entry.kind, kernels=", ".join(kernels) or entry.name, stem=operator.stem,
+                           note=note,
                            cases=pprint.pformat(cases, sort_dicts=False, width=110), body=body)

@@ -12,7 +12,7 @@ import pytest
 from harness.cli import main
 from harness.execute.benchmodule import parse_header
 from harness.spec.benchlint import kernel_sources, operator_kernels
-from harness.measure.profilers.attribution import AttributionError, KernelRecord, attribute
+from harness.measure.profilers.attribution import AttributionError, KernelRecord, attribute, attribute_total_op
 from factories import ROOT
 
 FIELDS = {"case_label", "kernel_names", "kernel_source", "kernel_avg_time_us", "ops", "total_op_avg_time_us",
@@ -110,6 +110,33 @@ def test_a_header_kernel_that_never_ran_is_an_error_not_a_smaller_time() -> None
     assert counted.samples_ms == [pytest.approx(1.9e-3)] * 4  # both kernels of each call
     with pytest.raises(AttributionError, match="rms_stats named in the header never ran"):
         attribute(rows, ("rms_fwd", "rms_stats", "rms_stats_v2"), calls=4, required=("rms_fwd", "rms_stats"))
+
+
+
+def test_total_op_alone_counts_all_device_work_but_the_flush_and_needs_no_names() -> None:
+    rows = [KernelRecord("elementwise", 2.0, float(i)) for i in range(4)] + \
+           [KernelRecord("reduce", 1.0, i + 0.5) for i in range(4)] + [KernelRecord("flush", 50.0, i + 0.7) for i in range(4)]
+    att = attribute_total_op(rows, calls=4, harness_ops=("flush",))
+    assert att.total_op_us == pytest.approx(3.0) and att.samples_ms == [pytest.approx(3e-3)] and not att.kernels
+    with pytest.raises(AttributionError, match="no device work"):
+        attribute_total_op([KernelRecord("flush", 5.0, 0.0)], calls=1, harness_ops=("flush",))
+
+
+def test_a_torch_module_written_by_bench_gen_runs_in_a_profiler_mode_with_total_op(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """bench-gen's header names the Model (a torch-module has no kernels of its own): the kernel metric
+    cannot attribute it and says how to time it; -m total-op times all of its device work."""
+    for f in (ROOT / "manifests" / "bench_rmsnorm_module").glob("*.py"):
+        shutil.copy(f, tmp_path / f.name)
+    args = ["run-bench", "--bench-file", str(tmp_path / "bench_rmsnorm_model.py"), "--operator-file",
+            str(tmp_path / "rmsnorm_model.py"), "--device", "cpu", "--bench-mode", "torch-profiler", "--quiet",
+            "--out", str(tmp_path / "out")]
+    assert main([*args, "-m", "kernel"]) == 1
+    assert "-m total-op" in capsys.readouterr().out
+    assert main([*args, "-m", "total-op"]) == 0
+    line = json.loads((tmp_path / "rmsnorm_model_perf.jsonl").read_text())
+    assert line["kernel_avg_time_us"] is None and line["total_op_avg_time_us"] > 0 and not line["error_message"]
+    assert {o["op_type"] for o in line["ops"]} >= {"aten::mul", "aten::mean"}
 
 
 LINTED = '''# api-name: rmsnorm
