@@ -42,6 +42,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -758,32 +759,45 @@ def progress(msg: str) -> None:
 
 def run_main(cases: Sequence[Case], skip: set[str], calls: int, max_time_s: float, out: Path | None,
              deadline_s: float | None = None) -> None:
-    """`deadline_s`: start no case once that many seconds have passed (a device call has a hard limit;
-    the table of the cases that finished still prints, and says which were left out)."""
+    """`deadline_s`: start no case that would end past that many seconds at the mean pace so far (a device
+    call has a hard limit). Each case's row is printed as it finishes, and SIGTERM (`timeout`) or Ctrl-C
+    ends the run with the table of the cases that finished, saying which were left out."""
     from tabulate import tabulate
     began = time.monotonic()
     bench = {**BENCH, "max_time_s": max_time_s}
-    rows = []
+    rows: list[Row] = []
     left: list[str] = []
+    why = ""
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
     with tempfile.TemporaryDirectory(prefix="opbench-accuracy-") as tmp:
         for i, case in enumerate(cases, 1):
-            if deadline_s is not None and time.monotonic() - began > deadline_s:
-                left = [c.name for c in cases[i - 1:]]
+            spent = time.monotonic() - began
+            if deadline_s is not None and rows and spent + spent / len(rows) > deadline_s:
+                left, why = [c.name for c in cases[i - 1:]], f"past the {deadline_s:g} s deadline at this pace"
                 break
             folder = Path(tmp) / case.name
-            manifest = write_case(case, folder, bench)
             row = Row(case)
             t0 = time.monotonic()
-            if "peers" not in skip:  # first: also builds the solution (Triton cache, nvcc) for ncu's process
-                row.peers = peers_reading(case, folder)
-            if "opbench" not in skip:
-                row.opbench_default = harness_run(manifest, folder / "out-default", None)
-                row.opbench_events = harness_run(manifest, folder / "out-events", "events")
-            if "ncu" not in skip:
-                row.ncu = ncu_reading(case, folder, calls)
+            try:
+                manifest = write_case(case, folder, bench)
+                if "peers" not in skip:  # first: also builds the solution (Triton cache, nvcc) for ncu's process
+                    row.peers = peers_reading(case, folder)
+                if "opbench" not in skip:
+                    row.opbench_default = harness_run(manifest, folder / "out-default", None)
+                    row.opbench_events = harness_run(manifest, folder / "out-events", "events")
+                if "ncu" not in skip:
+                    row.ncu = ncu_reading(case, folder, calls)
+            except KeyboardInterrupt:
+                left, why = [c.name for c in cases[i - 1:]], "interrupted (SIGTERM or Ctrl-C)"
+                break
             rows.append(row)
             progress(f"[{i}/{len(cases)}] {case.name}: {time.monotonic() - t0:.0f} s "
-                     f"({time.monotonic() - began:.0f} s in all)")
+                     f"({time.monotonic() - began:.0f} s in all): " + " | ".join(table_rows([row])[0][1:]))
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     print(f"\nPer-call time (us) and error against Nsight Compute (timer / ncu - 1), {len(rows)} kernels\n")
     print(tabulate(table_rows(rows), headers=HEADERS, tablefmt="github"))
     print("\nKernels per call:")
@@ -797,7 +811,7 @@ def run_main(cases: Sequence[Case], skip: set[str], calls: int, max_time_s: floa
         print("\nNotes:")
         print("\n".join(notes))
     if left:
-        print(f"\nNot run (past the {deadline_s:g} s deadline): {', '.join(left)}")
+        print(f"\nNot run ({why}): {', '.join(left)}")
     settings = {"ncu_calls": calls, "bench": bench, "skip": sorted(skip), "python": sys.version.split()[0],
                 "wall_s": round(time.monotonic() - began, 1), "not_run": left}
     print(f"\nwall time {settings['wall_s']:.0f} s")
