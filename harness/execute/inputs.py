@@ -13,11 +13,10 @@ the thread count, decide the values.
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import math
 from collections.abc import Callable, Mapping
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import torch
@@ -62,8 +61,7 @@ def _fp4(gen: Generator, shape: tuple[int, ...], seed: int, device: torch.device
     return raw.view(to_torch("float4_e2m1fn_x2"))
 
 
-def _make(gen: Generator, shape: tuple[int, ...], dtype: torch.dtype, seed: int, device: torch.device,
-          pool: Executor | None = None) -> torch.Tensor:
+def _make(gen: Generator, shape: tuple[int, ...], dtype: torch.dtype, seed: int, device: torch.device) -> torch.Tensor:
     p = gen.params
     if is_packed_fp4(dtype) and gen.type != "safetensors":
         return _fp4(gen, shape, seed, device)
@@ -82,41 +80,35 @@ def _make(gen: Generator, shape: tuple[int, ...], dtype: torch.dtype, seed: int,
     if gen.type not in FRESH_KINDS:
         raise ValueError(f"unknown generator type {gen.type!r}")
     t = torch.empty(shape, dtype=dtype, device=device)
-    fill_random(t, gen.type, p, mix_seed(p.get("seed", 0), seed), pool)
+    fill_random(t, gen.type, p, mix_seed(p.get("seed", 0), seed))
     return t
 
 
 CPU_CHUNK = 1 << 17  # elements a generator: half a millisecond of drawing, worth a thread
 
 
-def draw_pool() -> ThreadPoolExecutor:
-    """Threads for CPU draws, one per core torch uses; a worker keeps one (starting threads costs
-    about a millisecond, a third of a 1M-element draw)."""
-    return ThreadPoolExecutor(max_workers=max(torch.get_num_threads(), 1), thread_name_prefix="opbench-draw")
-
-
-def _chunked(t: torch.Tensor, seed: int, draw: Callable[[torch.Tensor, torch.Generator], Any],
-             pool: Executor | None) -> None:
+def _chunked(t: torch.Tensor, seed: int, draw: Callable[[torch.Tensor, torch.Generator], Any]) -> None:
     """`draw(part, generator)` over all of `t`: at once on an accelerator (its generator is already
     parallel) and for small or strided CPU tensors; else in CPU_CHUNK pieces, piece j from a generator
-    seeded with (seed, j), on `pool`'s threads (torch releases the GIL while it draws)."""
+    seeded with (seed, j), on one thread per core torch uses (torch releases the GIL while it draws).
+    The threads are joined before this returns: a thread left alive would make every call's stray-thread
+    check (guards.TamperGuard.stray_threads) wait to judge it, 50 ms a call, more than the draw saves."""
     if t.device.type != "cpu" or t.numel() <= CPU_CHUNK or not t.is_contiguous():
         draw(t, torch.Generator(device=t.device).manual_seed(seed))
         return
     flat = t.view(-1)
     parts = [(flat[i:i + CPU_CHUNK], mix_seed(seed, i // CPU_CHUNK)) for i in range(0, flat.numel(), CPU_CHUNK)]
-    with contextlib.ExitStack() as stack:
-        run = pool or stack.enter_context(draw_pool())
-        for _ in run.map(lambda part: draw(part[0], torch.Generator().manual_seed(part[1])), parts):
+    with ThreadPoolExecutor(max_workers=max(torch.get_num_threads(), 1), thread_name_prefix="opbench-draw") as pool:
+        for _ in pool.map(lambda part: draw(part[0], torch.Generator().manual_seed(part[1])), parts):
             pass
 
 
-def fill_random(t: torch.Tensor, kind: str, p: Mapping[str, Any], seed: int, pool: Executor | None = None) -> None:
+def fill_random(t: torch.Tensor, kind: str, p: Mapping[str, Any], seed: int) -> None:
     """Values for `t`, in place, from a `random` or `randint` generator's distribution (params `p`),
     seeded with `seed`: floats normal(mean, std) or uniform(low, high), integers in [-8, 8) or
     [low, high) for randint, booleans fair, packed fp4 any byte (every code a finite value)."""
     if is_packed_fp4(t.dtype):
-        _chunked(t.view(torch.uint8), seed, lambda d, g: d.random_(0, 256, generator=g), pool)
+        _chunked(t.view(torch.uint8), seed, lambda d, g: d.random_(0, 256, generator=g))
         return
     direct = t.dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16) or not t.dtype.is_floating_point
     d = t if direct else torch.empty(t.shape, dtype=torch.float32, device=t.device)
@@ -124,17 +116,17 @@ def fill_random(t: torch.Tensor, kind: str, p: Mapping[str, Any], seed: int, poo
         low, high = int(p["low"]), int(p["high"])
         if t.dtype.is_floating_point:  # integers in a float tensor: drawn exactly, then converted
             d = torch.empty(t.shape, dtype=torch.int64, device=t.device)
-        _chunked(d, seed, lambda x, g: x.random_(low, high, generator=g), pool)
+        _chunked(d, seed, lambda x, g: x.random_(low, high, generator=g))
     elif t.dtype == torch.bool:
-        _chunked(d, seed, lambda x, g: x.random_(0, 2, generator=g), pool)
+        _chunked(d, seed, lambda x, g: x.random_(0, 2, generator=g))
     elif not t.dtype.is_floating_point:
-        _chunked(d, seed, lambda x, g: x.random_(-8, 8, generator=g), pool)
+        _chunked(d, seed, lambda x, g: x.random_(-8, 8, generator=g))
     elif p.get("distribution", "normal") == "uniform":
         low, high = float(p.get("low", 0.0)), float(p.get("high", 1.0))
-        _chunked(d, seed, lambda x, g: x.uniform_(low, high, generator=g), pool)
+        _chunked(d, seed, lambda x, g: x.uniform_(low, high, generator=g))
     else:
         mean, std = float(p.get("mean", 0.0)), float(p.get("std", 1.0))
-        _chunked(d, seed, lambda x, g: x.normal_(mean, std, generator=g), pool)
+        _chunked(d, seed, lambda x, g: x.normal_(mean, std, generator=g))
     if d is not t:
         t.copy_(d)
 
@@ -170,10 +162,8 @@ def _custom(made: dict[str, Any], name: str, shape: tuple[int, ...] | None, dtyp
     return value.to(device)
 
 
-def generate_inputs(definition: Definition, workload: Workload, seed: int, device: torch.device,
-                    pool: Executor | None = None) -> dict[str, Any]:
-    """Inputs by name, in declaration order; Python scalars for `shape: null` inputs (`pool`: see
-    `draw_pool`)."""
+def generate_inputs(definition: Definition, workload: Workload, seed: int, device: torch.device) -> dict[str, Any]:
+    """Inputs by name, in declaration order; Python scalars for `shape: null` inputs."""
     out: dict[str, Any] = {}
     made = (custom_inputs(definition, workload, seed, device)
             if any(g.type == "custom" for g in workload.inputs.values()) else {})
@@ -187,7 +177,7 @@ def generate_inputs(definition: Definition, workload: Workload, seed: int, devic
             value = gen.params["value"]
             out[name] = float(value) if spec.dtype.startswith(("float", "bfloat")) else value
             continue
-        out[name] = _make(gen, shape, to_torch(workload.dtypes[name]), mix_seed(workload.seed, seed, i), device, pool)
+        out[name] = _make(gen, shape, to_torch(workload.dtypes[name]), mix_seed(workload.seed, seed, i), device)
     return out
 
 
@@ -207,14 +197,14 @@ def drawn_inputs(workload: Workload, names: list[str], values: list[Any]) -> lis
             if workload.inputs[name].type in FRESH_KINDS and isinstance(values[k], torch.Tensor) and values[k].numel()]
 
 
-def redraw(workload: Workload, names: list[str], values: list[Any], key: int, pool: Executor | None = None) -> None:
+def redraw(workload: Workload, names: list[str], values: list[Any], key: int) -> None:
     """New values, in place and on the device, for every random and randint input: fresh draws from
     the same distribution (not a permutation, which a sort or a norm cannot tell from the original),
     integers within their declared range. The same `key` gives the same values on the same device, so
     the reference worker can redraw what a solution was timed on and the parent can re-check it."""
     for k in drawn_inputs(workload, names, values):
         gen = workload.inputs[names[k]]
-        fill_random(values[k], gen.type, gen.params, mix_seed(key, k), pool)
+        fill_random(values[k], gen.type, gen.params, mix_seed(key, k))
 
 
 def poison(outputs: list[torch.Tensor]) -> None:

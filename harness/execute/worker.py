@@ -64,7 +64,6 @@ class WorkerState:
         self.bench: Any = None  # a loaded bench module, and the BenchLoad that loaded it (its staged files)
         self.bench_load_cmd: BenchLoad | None = None
         self.handed: list[Any] = []  # tensors whose device memory the parent may still be reading (handoff)
-        self.draws: Any = None  # CPU: threads that draw large random inputs in parallel (inputs.draw_pool)
 
     # -- commands -----------------------------------------------------------------------------
     def build(self, cmd: Build) -> Built | Failure:
@@ -78,9 +77,6 @@ class WorkerState:
         self.definition = cmd.definition
         self.device = make_device(cmd.device_kind, cmd.device_index)
         self.device.setup()
-        if self.device.torch_device.type == "cpu":
-            from harness.execute.inputs import draw_pool
-            self.draws = draw_pool()
         from harness.measure import timing
         from harness.measure.devices import activities
         self.guard = TamperGuard()
@@ -157,10 +153,10 @@ class WorkerState:
         from harness.execute.inputs import generate_inputs, redraw
         dev = self.device
         self.handed = []
-        inputs = generate_inputs(self.definition, cmd.workload, cmd.seed, dev.torch_device, self.draws)
+        inputs = generate_inputs(self.definition, cmd.workload, cmd.seed, dev.torch_device)
         entry = self._prepare(cmd.workload, inputs)
         if cmd.draw is not None:
-            redraw(cmd.workload, entry["names"], entry["inputs"], cmd.draw, self.draws)
+            redraw(cmd.workload, entry["names"], entry["inputs"], cmd.draw)
         before = snapshot(entry["inputs"])
         dev.synchronize()  # inputs were made on the default stream; the call runs on the harness stream
         why = self.guard.modes()
@@ -202,7 +198,7 @@ class WorkerState:
         from harness.measure.timing import Sampler
         dev, workload = self.device, cmd.workload
         self.handed = []  # what the last Run handed over is not needed while timing
-        self.pool = [self._prepare(workload, generate_inputs(self.definition, workload, s, dev.torch_device, self.draws))
+        self.pool = [self._prepare(workload, generate_inputs(self.definition, workload, s, dev.torch_device))
                      for s in cmd.seeds]
         fresh = cmd.cfg.fresh_inputs and drawn_inputs(workload, self.pool[0]["names"], self.pool[0]["inputs"])
         self.keep_at, self.kept_samples = set(), {}
@@ -217,8 +213,7 @@ class WorkerState:
         def before(i: int, k: int | None) -> None:  # k: the timed sample, None for a warm-up or probe call
             entry = self.pool[i]
             if fresh:
-                redraw(workload, entry["names"], entry["inputs"], draw_key(cmd.key, next(untimed) if k is None else k),
-                       self.draws)
+                redraw(workload, entry["names"], entry["inputs"], draw_key(cmd.key, next(untimed) if k is None else k))
             if entry["outputs"] is not None:
                 poison(entry["outputs"])
 

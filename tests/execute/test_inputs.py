@@ -1,6 +1,7 @@
 """Input generation is deterministic per seed and follows each generator's parameters."""
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 
 import torch
@@ -110,3 +111,11 @@ def test_large_cpu_draws_are_chunked_the_same_for_any_thread_count() -> None:
     ints = torch.empty(n, dtype=torch.int32)
     fill_random(ints, "randint", {"low": 3, "high": 9}, 7)
     assert ints.min().item() == 3 and ints.max().item() == 8
+
+
+def test_large_cpu_draws_leave_no_thread_behind() -> None:
+    """The drawing threads are joined before the draw returns: a live thread would make the worker's
+    stray-thread check wait to judge it after every call (guards.TamperGuard.stray_threads)."""
+    before = {t.ident for t in threading.enumerate()}
+    fill_random(torch.empty(4 * CPU_CHUNK), "random", {}, 1)
+    assert {t.ident for t in threading.enumerate() if t.is_alive()} <= before
