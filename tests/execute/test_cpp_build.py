@@ -3,12 +3,13 @@ headers are found, and a missing toolchain as UNSUPPORTED. The compile itself ru
 (`tests/execute/test_handoff.py`'s cuda run and `make bench` there); these are the parts that need none."""
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
-from harness.execute.solutions.common import Unsupported
+from harness.execute.solutions.common import BuildError, Unsupported
 from harness.execute.solutions.cuda_cpp import cutlass_includes, hint
 
 LOGS = {
@@ -112,3 +113,6 @@ def test_a_cutile_solution_without_tileiras_is_unsupported(tmp_path: Path, monke
     compiler.chmod(0o755)
     importlib.invalidate_caches()
     assert tileiras() == compiler
+    with pytest.raises(BuildError, match="need a CUDA device"):  # found: past the check, and on PATH for cuda.tile
+        build_solution(solution, SimpleNamespace(kind="cpu"))  # type: ignore[arg-type]
+    assert shutil.which("tileiras") == str(compiler)

@@ -54,6 +54,18 @@ def _no_tileiras() -> str:
             "is not installed here (pip install nvidia-cuda-tileiras, or a CUDA toolkit of 13.1 or later)"))
 
 
+def _put_on_path(compiler: Path) -> None:
+    """cuda.tile runs the nvidia-cuda-tileiras wheel's compiler only when the nvcc and nvvm wheels of the
+    same version are installed too; else it looks on $PATH and in $CUDA_HOME/bin. A compiler found
+    elsewhere (the wheel alone, or unpacked by hand) goes first on this worker's PATH, so that the one
+    the build judged present is the one the first call runs (on the H200 such a copy gave every cuTile
+    call a RUNTIME_ERROR, 2026-12-04)."""
+    import os
+    import shutil
+    if shutil.which("tileiras") is None:
+        os.environ["PATH"] = os.pathsep.join(filter(None, (str(compiler.parent), os.environ.get("PATH"))))
+
+
 def build_solution(solution: Solution, device: Device) -> Callable[..., Any]:
     language = solution.language
     if language in CPP_LANGUAGES:
@@ -66,8 +78,11 @@ def build_solution(solution: Solution, device: Device) -> Callable[..., Any]:
         from harness.execute.solutions.tilelang import build
     elif language in PYTHON_DSLS:
         require(PYTHON_DSLS[language][0], language, PYTHON_DSLS[language][1])
-        if language == "cutile" and tileiras() is None:
-            raise Unsupported(_no_tileiras())
+        if language == "cutile":
+            compiler = tileiras()
+            if compiler is None:
+                raise Unsupported(_no_tileiras())
+            _put_on_path(compiler)
         if device.kind != "cuda":
             raise BuildError(f"{language} solutions need a CUDA device, not {device.kind}")
         from harness.execute.solutions.pytorch import build
