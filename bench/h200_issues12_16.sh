@@ -10,7 +10,9 @@
 #          run-bench in three modes with a baseline (a triton-wrapper and a torch-module module)
 # The 2026-12-04 sessions ran this script as of f839db0 and a5069f9 (docs/hardware.md).
 # Usage: bash bench/h200_issues12_16.sh stage|t2|c1|c2   (writes under $OUT)
-#   t2     carry .whl: issue 12's kernels from 50 us (each case takes ~55 s on the H200 with every timer: the 13
+#   tl     carry .w5 (tilelang==0.1.15's wheel, 50 MB): the TileLang rmsnorm (its dependencies came in t2's .w5a)
+#   t2     carry .whl + .w5a (tilelang's dependencies: z3-solver 4.15.4.0, torch-c-dlpack-ext, cloudpickle,
+#          ml-dtypes, psutil, tqdm): issue 12's kernels from 50 us (each case takes ~55 s on the H200 with every timer: the 13
 #          cases do not fit one call; stage has the 7 under 50 us). The 2026-12-05 stage call was cut by its limit
 #          in the 8th case and printed no table: each case's row is now printed as it finishes
 # Making the carried folders here (each listed in .git/info/exclude):
@@ -19,7 +21,7 @@
 #      --platform manylinux_2_27_x86_64 --platform manylinux_2_28_x86_64"
 #   .whl: $D jsonschema==4.26.0 jsonschema-specifications referencing rpds-py pydantic==2.14.4 pydantic-core
 #         annotated-types typing-inspection typing-extensions flashinfer-bench==0.1.2 cuda-bench==0.3.0
-#         nvidia-cutlass==4.2.0.0 cuda-tile==1.7.0 apache-tvm-ffi==0.1.15.post2 nvidia-cutlass-dsl==4.8.1
+#         nvidia-cutlass==4.2.0.0 cuda-tile==1.7.0 apache-tvm-ffi==0.1.12 nvidia-cutlass-dsl==4.8.1
 #         nvidia-cutlass-dsl-libs-base==4.8.1 nvidia-cutlass-dsl-libs-core==4.8.1 docstring-parser
 #         pyyaml==6.0.3 tabulate==0.10.0 rich==15.0.0 markdown-it-py mdurl pygments safetensors==0.8.0
 #         (the harness's requirements.txt but numpy, which the device's torch has: `make bench` finds them on
@@ -36,10 +38,12 @@ export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site/nvidia_cutlass_dsl/dsl_packages:/
 export PATH="/tmp/site/nvidia/cu13/bin:$PATH"  # tileiras, unpacked from its wheel: cuda.tile looks on $PATH
 step() { printf '\n===== %s  [%s]\n' "$*" "$(date +%T)"; }
 
-if [ -d .whl ] && [ ! -f /tmp/site/.installed ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && touch /tmp/site/.installed || echo "wheel install FAILED"
-fi
+for d in .whl .w5a .w5; do  # each carried wheel folder once per warm machine
+  if [ -d "$d" ] && ls "$d"/*.whl > /dev/null 2>&1 && [ ! -f "/tmp/site/.installed$d" ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$d"/*.whl \
+      && touch "/tmp/site/.installed$d" || echo "wheel install FAILED: $d"
+  fi
+done
 
 case "${1:-}" in
 stage)
@@ -54,10 +58,16 @@ print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torc
   timeout 500 python3 bench/timing_accuracy.py run --max-time-s 1.0 --deadline-s 470 --out "$OUT" --cases add-fp32-1 \
     add-fp32-1M softmax-bf16-256x4096 triton-rmsnorm-256x4096 gemm-bf16-1024 add-fp32-16M triton-rmsnorm-4096x8192 2>&1 | tail -40
   ;;
-t2)
+t2)  # also carries .w5a (tilelang's dependencies: z3-solver, ...), installed above
   step "timing accuracy, the kernels from 50 us (CUDA C++ first: its nvcc build)"
   timeout 560 python3 bench/timing_accuracy.py run --max-time-s 1.0 --deadline-s 530 --out "$OUT" --cases cuda-rmsnorm-4096x8192 \
     matmul-bias-relu-bf16-2048 softmax-bf16-8192x8192 gemm-bf16-4096 add-fp32-256M gemm-bf16-8192 2>&1 | tail -40
+  ;;
+tl)  # carries .w5 (the tilelang wheel), installed above: the TileLang rmsnorm on every workload
+  step "tilelang: manifests/rmsnorm's tilelang-row"
+  python3 -c 'import tilelang, tvm_ffi; print("tilelang", tilelang.__version__, "tvm_ffi", tvm_ffi.__version__)'
+  timeout 200 python3 -m harness run rmsnorm.yaml --device cuda --solution tilelang-row --solution pytorch-fused \
+    --max-time-s 1 --out /tmp/rep/tl --table-format github 2>&1 | grep -vE '^\[ ' | tail -30
   ;;
 c1|c2)
   part=$1  # each part ends within 580 s: every step's timeout is cut to what is left (lim)
@@ -122,5 +132,5 @@ PY
   head -c 700 "$REP/rb/bench_rmsnorm_model-torch-profiler.jsonl" 2>/dev/null; echo
   fi
   ;;
-*) echo "usage: $0 stage|t2|c1|c2" >&2; exit 2 ;;
+*) echo "usage: $0 stage|t2|tl|c1|c2" >&2; exit 2 ;;
 esac
