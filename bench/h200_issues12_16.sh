@@ -65,6 +65,7 @@ t2)  # also carries .w5a (tilelang's dependencies: z3-solver, ...), installed ab
   ;;
 tl)  # carries .w5 (the tilelang wheel), installed above: the TileLang rmsnorm on every workload
   step "tilelang: manifests/rmsnorm's tilelang-row"
+  [ -f /tmp/site/.installed.w5a ] || echo "NO .w5a INSTALLED (cold machine since t2): tilelang's dependencies are missing"
   python3 -c 'import tilelang, tvm_ffi; print("tilelang", tilelang.__version__, "tvm_ffi", tvm_ffi.__version__)'
   timeout 200 python3 -m harness run rmsnorm.yaml --device cuda --solution tilelang-row --solution pytorch-fused \
     --max-time-s 1 --out /tmp/rep/tl --table-format github 2>&1 | grep -vE '^\[ ' | tail -30
