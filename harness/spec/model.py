@@ -161,6 +161,11 @@ class BenchConfig:
     timer: str = knob("auto", "--timer", "auto (default): cupti where the device traces kernel activities (CUDA), "
                       "else events; cupti: per-kernel profiler timestamps (CUDA only); events: device events around "
                       "each call", choices=("auto", "cupti", "events"))
+    exact_repeats: bool = knob(False, switches=(
+        Switch(True, "--exact-repeats", "bench modules in events mode: each case's warmup calls, then exactly its "
+               "repeats samples, as the Ascend workflow runs them (no stopping rule, no max_time_s cap)"),
+        Switch(False, "--rule-repeats", "bench modules in events mode: repeats is the least number of samples; "
+               "the stopping rule decides the rest (default)")))
     fresh_inputs: bool = knob(True, switches=(
         Switch(True, "--fresh-inputs", "permute random inputs in place between samples (default; defeats result caches)"),
         Switch(False, "--no-fresh-inputs", "time every sample on the same inputs")))

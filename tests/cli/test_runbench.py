@@ -55,6 +55,15 @@ def test_a_baseline_gives_per_case_lines_a_geomean_and_pass(pair: Path, capsys: 
     assert out.strip().splitlines()[-3] == "PASS"
 
 
+def test_exact_repeats_takes_each_cases_repeats_and_no_more(pair: Path) -> None:
+    """Events mode: `repeats` is the least number of samples by default (the stopping rule may take
+    more); --exact-repeats follows the workflow, exactly `repeats` samples a case (30 here)."""
+    assert run_bench(pair, "--bench-mode", "events", "--exact-repeats") == 0
+    report = json.loads(next((pair / "out" / "rmsnorm_torch").glob("*.json")).read_text())
+    timed = [t["timing"] for t in report["traces"]]
+    assert [t["n"] for t in timed] == [30, 30] and all("exactly 30 samples" in t["stop_reason"] for t in timed)
+
+
 def test_a_failed_case_stops_the_rest_unless_skip_error_and_still_writes_the_artifact(pair: Path) -> None:
     bench = pair / "bench_rmsnorm_torch.py"
     bench.write_text(bench.read_text().replace(

@@ -101,7 +101,7 @@ def changed_config() -> BenchConfig:
     cfg = BenchConfig(warmup_ms=0.1 + 0.2, warmup_count=0, min_samples=1, max_samples=123457, min_time_ms=1e-7,
                       max_time_s=2.5, rse_threshold=1 / 3, chunk=1, correctness_rounds=9, cache="warm",
                       cuda_graph=True, graph_batch=3, compile_timeout_s=12345.678901234567, run_timeout_s=7.0,
-                      suspicious_speedup=1.5, timer="cupti", fresh_inputs=False)
+                      suspicious_speedup=1.5, timer="cupti", exact_repeats=True, fresh_inputs=False)
     assert all(getattr(cfg, f.name) != f.default for f in fields(BenchConfig)), "every field must differ"
     return cfg
 

@@ -94,7 +94,20 @@ def _attribute(records: Sequence[KernelRecord], case: CaseRun, calls: int, skip:
 
 
 def run_events(device: Device, case: CaseRun, cfg: BenchConfig) -> ModeResult:
-    """The harness timing protocol with the case's warmup and repeats as the minimum counts."""
+    """The harness timing protocol with the case's warmup and repeats as the minimum counts; with
+    `exact_repeats`, the workflow's: `warmup` calls (at least one: it sizes the hold), then exactly
+    `repeats` samples, each still flushed and bracketed as the harness does."""
+    if cfg.exact_repeats:
+        sampler = Sampler(device, [case.fn], replace(cfg, warmup_count=case.warmup, warmup_ms=0.0))
+        began = time.monotonic()
+        sampler.warmup()
+        samples: list[float] = []
+        while len(samples) < case.repeats:
+            samples.extend(sampler.chunk(min(cfg.chunk, case.repeats - len(samples))))
+        stats = summarize(samples, True, f"exactly {case.repeats} samples (--exact-repeats)",
+                          time.monotonic() - began, sampler.mode, cfg.cache)
+        return ModeResult("events", stats, "whole call (device events)", {"hold_us": sampler.hold_us,
+                                                                           "total_op_us": stats.mean_ms * 1e3})
     cfg = replace(cfg, warmup_count=case.warmup, min_samples=case.repeats,
                   max_samples=max(cfg.max_samples, case.repeats))
     sampler = Sampler(device, [case.fn], cfg)
