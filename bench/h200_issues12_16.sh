@@ -130,6 +130,10 @@ PY
       echo "exit ${PIPESTATUS[0]}"
     done
   done
+  echo "--- bench_rmsnorm_op.py events --exact-repeats (the workflow's counts)"
+  timeout "$(lim 40)" python3 -m harness run-bench --bench-file manifests/bench_rmsnorm/bench_rmsnorm_op.py \
+    --operator-file manifests/bench_rmsnorm/rmsnorm_op.py --bench-mode events --exact-repeats \
+    --output "$REP/rb/exact-events.txt" 2>&1 | cut -c1-200 | tail -5
   head -c 700 "$REP/rb/bench_rmsnorm_model-torch-profiler.jsonl" 2>/dev/null; echo
   fi
   ;;
