@@ -163,14 +163,15 @@ def check_contract(bench: Path, operator: Path) -> None:
         raise BenchModuleError(str(bench), errors)
 
 
-def _run(args: argparse.Namespace, operator: Path, kind: str, say: Any) -> tuple[Report, list[CaseRecord]]:
+def _run(args: argparse.Namespace, operator: Path, kind: str, total_op: bool,
+         say: Any) -> tuple[Report, list[CaseRecord]]:
     from harness.benchmod.run import run_bench_module
     from harness.spec.benchmodule import BenchModuleSpec
     from harness.spec.knobs import apply_overrides, knob_overrides
     spec = BenchModuleSpec(path=args.bench_file.resolve(), name=None, operator=operator.resolve(),
                            bench=args.bench_file.resolve(), mode=args.bench_mode, devices=("cpu", "cuda", "npu"),
                            config=apply_overrides(BenchConfig(), knob_overrides(args)),
-                           total_op=metric_of(args.metric, args.bench_mode) == ["total-op"])
+                           total_op=total_op)
     report = run_bench_module(spec, kind, args.device_index, args.out / operator.stem, (), None, say,
                               stop_on_error=not args.skip_error)
     stem = f"{operator.stem}-{kind}-{args.bench_mode}"
@@ -186,6 +187,7 @@ def cmd_run_bench(args: argparse.Namespace) -> int:
         if f is not None and not f.is_file():
             raise InputError(f"no such file: {f}")
     metrics = metric_of(args.metric, args.bench_mode)
+    total_op = metrics == ["total-op"]  # the total-op metric alone: profiler modes need no kernel names
     for operator in filter(None, (args.operator_file, args.baseline_operator_file)):
         check_contract(args.bench_file, operator)
     if args.npu_devices:
@@ -197,11 +199,11 @@ def cmd_run_bench(args: argparse.Namespace) -> int:
     say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr))
     output = (args.output or args.operator_file.with_name(f"{args.operator_file.stem}_perf.txt")).resolve()
     artifact = output.with_suffix(".jsonl")
-    report, records = _run(args, args.operator_file, kind, say)
+    report, records = _run(args, args.operator_file, kind, total_op, say)
     lines = perf_lines(records, metrics)
     ok = all(r.ok for r in records) and bool(records)
     if args.baseline_operator_file is not None:
-        _, base = _run(args, args.baseline_operator_file, kind, say)
+        _, base = _run(args, args.baseline_operator_file, kind, total_op, say)
         compared, ok = comparison(base, records, metrics[0])
         lines += ["", f"baseline: {args.baseline_operator_file}", *compared]
     atomic_write(artifact, "".join(json.dumps(r.__dict__) + "\n" for r in records))

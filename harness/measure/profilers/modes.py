@@ -82,8 +82,8 @@ def _result(mode: str, att: Attribution, cache: str, wall_s: float, calls: int, 
                "not_counted": att.unmatched, "source": source, "ops_us": att.ops_us, "total_op_us": att.total_op_us}
     if not att.kernels:  # attribute_total_op: all device work, no kernel named
         details["total_op_only"] = True
-        return ModeResult(mode, _profiled_stats(att, mode, cache, wall_s, calls), "all device work (total-op)", details)
-    return ModeResult(mode, _profiled_stats(att, mode, cache, wall_s, calls), att.describe(), details)
+    attributed = att.describe() if att.kernels else "all device work (total-op)"
+    return ModeResult(mode, _profiled_stats(att, mode, cache, wall_s, calls), attributed, details)
 
 
 def _attribute(records: Sequence[KernelRecord], case: CaseRun, calls: int, skip: int, source: str,
@@ -106,12 +106,10 @@ def run_events(device: Device, case: CaseRun, cfg: BenchConfig) -> ModeResult:
             samples.extend(sampler.chunk(min(cfg.chunk, case.repeats - len(samples))))
         stats = summarize(samples, True, f"exactly {case.repeats} samples (--exact-repeats)",
                           time.monotonic() - began, sampler.mode, cfg.cache)
-        return ModeResult("events", stats, "whole call (device events)", {"hold_us": sampler.hold_us,
-                                                                           "total_op_us": stats.mean_ms * 1e3})
-    cfg = replace(cfg, warmup_count=case.warmup, min_samples=case.repeats,
-                  max_samples=max(cfg.max_samples, case.repeats))
-    sampler = Sampler(device, [case.fn], cfg)
-    stats = sample_until_stopped(sampler)
+    else:
+        sampler = Sampler(device, [case.fn], replace(cfg, warmup_count=case.warmup, min_samples=case.repeats,
+                                                     max_samples=max(cfg.max_samples, case.repeats)))
+        stats = sample_until_stopped(sampler)
     return ModeResult("events", stats, "whole call (device events)", {"hold_us": sampler.hold_us,
                                                                        "total_op_us": stats.mean_ms * 1e3})
 
