@@ -9,7 +9,8 @@
 #   c2     carry .w4 + .sol: make bench (every rmsnorm language, cold), harness_cost with FlashInfer-Bench,
 #          run-bench in three modes with a baseline (a triton-wrapper and a torch-module module)
 # The 2026-12-04 sessions ran this script as of f839db0 and a5069f9 (docs/hardware.md).
-# Usage: bash bench/h200_issues12_16.sh stage|t2|c1|c2   (writes under $OUT)
+# Usage: [STAGE_S=sec] [T2_S=sec] bash bench/h200_issues12_16.sh stage|t2|tl|c1|c2   (writes under $OUT)
+# Order for a 30-minute session (2026-12-05, eleventh): stage (STAGE_S=330), c2, t2 (T2_S=330), tl; c1 if time is left
 #   tl     carry .w5 (tilelang==0.1.15's wheel, 50 MB): the TileLang rmsnorm (its dependencies came in t2's .w5a)
 #   t2     carry .whl + .w5a (tilelang's dependencies: z3-solver 4.15.4.0, torch-c-dlpack-ext, cloudpickle,
 #          ml-dtypes, psutil, tqdm): issue 12's kernels from 50 us (each case takes ~55 s on the H200 with every timer: the 13
@@ -55,13 +56,15 @@ print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torc
       "tvm_ffi", tvm_ffi.__version__, torch.cuda.get_device_name(0))'
   nvcc --version | tail -2; nproc; free -g | head -2
   step "timing accuracy, the kernels under 50 us: ncu, opbench (default and events), do_bench, FIB, cuda-bench"
-  timeout 500 python3 bench/timing_accuracy.py run --max-time-s 1.0 --deadline-s 470 --out "$OUT" --cases add-fp32-1 \
-    add-fp32-1M softmax-bf16-256x4096 triton-rmsnorm-256x4096 gemm-bf16-1024 add-fp32-16M triton-rmsnorm-4096x8192 2>&1 | tail -40
+  # the most telling first (the floor, the small kernels, the multi-kernel call): the deadline cuts the tail
+  timeout "${STAGE_S:-500}" python3 bench/timing_accuracy.py run --max-time-s 1.0 --deadline-s "$(( ${STAGE_S:-500} - 30 ))" \
+    --out "$OUT" --cases add-fp32-1 add-fp32-1M triton-rmsnorm-256x4096 matmul-bias-relu-bf16-2048 gemm-bf16-1024 \
+    softmax-bf16-256x4096 add-fp32-16M triton-rmsnorm-4096x8192 2>&1 | tail -40
   ;;
 t2)  # also carries .w5a (tilelang's dependencies: z3-solver, ...), installed above
   step "timing accuracy, the kernels from 50 us (CUDA C++ first: its nvcc build)"
-  timeout 560 python3 bench/timing_accuracy.py run --max-time-s 1.0 --deadline-s 530 --out "$OUT" --cases cuda-rmsnorm-4096x8192 \
-    matmul-bias-relu-bf16-2048 softmax-bf16-8192x8192 gemm-bf16-4096 add-fp32-256M gemm-bf16-8192 2>&1 | tail -40
+  timeout "${T2_S:-560}" python3 bench/timing_accuracy.py run --max-time-s 1.0 --deadline-s "$(( ${T2_S:-560} - 30 ))" \
+    --out "$OUT" --cases cuda-rmsnorm-4096x8192 gemm-bf16-8192 add-fp32-256M softmax-bf16-8192x8192 gemm-bf16-4096 2>&1 | tail -40
   ;;
 tl)  # carries .w5 (the tilelang wheel), installed above: the TileLang rmsnorm on every workload
   step "tilelang: manifests/rmsnorm's tilelang-row"
@@ -69,6 +72,9 @@ tl)  # carries .w5 (the tilelang wheel), installed above: the TileLang rmsnorm o
   python3 -c 'import tilelang, tvm_ffi; print("tilelang", tilelang.__version__, "tvm_ffi", tvm_ffi.__version__)'
   timeout 200 python3 -m harness run rmsnorm.yaml --device cuda --solution tilelang-row --solution pytorch-fused \
     --max-time-s 1 --out /tmp/rep/tl --table-format github 2>&1 | grep -vE '^\[ ' | tail -30
+  step "hand-over tests (CUDA IPC), the whole output in handoff.txt"
+  timeout 90 python3 -m pytest -q -p no:cacheprovider tests/execute/test_handoff.py > "$OUT/handoff.txt" 2>&1
+  grep -E "^(FAILED|ERROR)|Error|assert|passed|failed" "$OUT/handoff.txt" | head -20
   ;;
 c1|c2)
   part=$1  # each part ends within 580 s: every step's timeout is cut to what is left (lim)
