@@ -31,6 +31,7 @@
 #         cudnn frontend wheel's include/; `tar cf - . | xz -6 -T2` each; split -b 33100000 the DSL archive
 #         into dsl.part00 (.w3, with cudnnfe.tar.xz) and dsl.part01 (.w4, with tileiras.tar.xz)
 #   .sol: git -C <SOL-ExecBench mirror> archive 8d2237d examples | tar x -C .sol
+#   .w6: tileiras.tar.xz alone: a cold machine's c2 in one call, carry .whl + .w6 + .sol (cute_dsl UNSUPPORTED then)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/h200}
@@ -81,7 +82,8 @@ c1|c2)
   began=$(date +%s); REP=/tmp/rep; mkdir -p "$REP"; exec > >(tee "$OUT/c-all.txt") 2>&1; lim() { local l=$(( 580 - ($(date +%s) - began) )); [ "$l" -gt "$1" ] && l=$1; [ "$l" -lt 5 ] && l=5; echo "$l"; }
   if [ ! -f /tmp/site/.unpacked ]; then
     if [ -f /tmp/stash/dsl.part00 ]; then cat /tmp/stash/dsl.part00 .w4/dsl.part01 | xz -d | tar x -C /tmp/site; else echo "NO STAGED PART: cold machine"; fi
-    tar xJf .w4/tileiras.tar.xz -C /tmp/site && chmod -R a+rX /tmp/site && touch /tmp/site/.unpacked  # the unzipped tileiras is 0744
+    for t in .w4/tileiras.tar.xz .w6/tileiras.tar.xz; do [ -f "$t" ] && tar xJf "$t" -C /tmp/site && break; done
+    chmod -R a+rX /tmp/site && touch /tmp/site/.unpacked  # the unzipped tileiras is 0744
   fi
   if [ "$part" = c1 ]; then
   step "hand-over tests (the whole output in handoff.txt)"
