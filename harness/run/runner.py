@@ -399,7 +399,7 @@ class Runner:
             elapsed = time.monotonic() - began
             for key in ("sol", "ref"):
                 if not done[key][0]:
-                    done[key] = stopping_decision(series[key], elapsed, cfg, start_s.calls_per_sample)
+                    done[key] = stopping_decision(series[key], elapsed, cfg)
             if elapsed > cfg.max_time_s * 1.5:  # both capped by max_time_s; this only guards the loop
                 break
         self._lap("sampling")

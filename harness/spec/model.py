@@ -141,7 +141,8 @@ class BenchConfig:
     warmup_count: int = knob(3, "--warmup-count", "and at least this many calls")
     min_samples: int = knob(10, "--min-samples", "take at least this many samples")
     max_samples: int = knob(2000, "--max-samples", "stop after this many samples (row NOISY if not converged)")
-    min_time_ms: float = knob(5.0, "--min-time-ms", "sample for at least this many milliseconds")
+    min_time_ms: float = knob(50.0, "--min-time-ms",
+                              "sample for at least this many milliseconds of wall time before the rule may stop")
     max_time_s: float = knob(10.0, "--max-time-s", "stop after this many seconds (row NOISY if not converged)")
     rse_threshold: float = knob(0.005, "--rse-threshold",
                                 "stop when the relative standard error of the median is below this")

@@ -31,7 +31,9 @@ def test_stopping_rule_needs_min_samples_and_min_time() -> None:
     steady = [1.0] * 9
     assert stopping_decision(steady, 0.1, cfg) == (False, False, "")
     assert stopping_decision([1.0] * 10, 0.1, cfg)[:2] == (True, True)
-    assert stopping_decision([0.1] * 10, 0.1, cfg)[0] is False  # only 1 ms measured < min_time_ms
+    assert stopping_decision([1.0] * 10, 0.004, cfg)[0] is False  # 4 ms of sampling < min_time_ms
+    # min_time_ms is wall time: tiny samples stop once they are steady and 5 ms have passed
+    assert stopping_decision([0.001] * 10, 0.006, cfg)[:2] == (True, True)
     noisy = [1.0, 3.0] * 50
     assert stopping_decision(noisy, 0.1, cfg)[0] is False
     assert stopping_decision(noisy, 11.0, cfg) == (True, False, "max_time_s (10) reached")
