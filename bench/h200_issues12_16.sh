@@ -39,6 +39,11 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site/nvidia_cutlass_dsl/dsl_packages:/tmp/site CUDNN_FRONTEND_DIR=/tmp/cudnnfe
 export PATH="/tmp/site/nvidia/cu13/bin:$PATH"  # tileiras, unpacked from its wheel: cuda.tile looks on $PATH
 step() { printf '\n===== %s  [%s]\n' "$*" "$(date +%T)"; }
+handoff_tests() {  # $1: seconds; the CUDA IPC hand-over tests, the whole output in handoff.txt
+  step "hand-over tests (CUDA IPC), the whole output in handoff.txt"
+  timeout "$1" python3 -m pytest -q -p no:cacheprovider tests/execute/test_handoff.py > "$OUT/handoff.txt" 2>&1
+  grep -E "^(FAILED|ERROR)|Error|error|assert|passed|failed" "$OUT/handoff.txt" | head -20
+}
 
 for d in .whl .w5a .w5; do  # each carried wheel folder once per warm machine
   if [ -d "$d" ] && ls "$d"/*.whl > /dev/null 2>&1 && [ ! -f "/tmp/site/.installed$d" ]; then
@@ -73,9 +78,7 @@ tl)  # carries .w5 (the tilelang wheel), installed above: the TileLang rmsnorm o
   python3 -c 'import tilelang, tvm_ffi; print("tilelang", tilelang.__version__, "tvm_ffi", tvm_ffi.__version__)'
   timeout 200 python3 -m harness run rmsnorm.yaml --device cuda --solution tilelang-row --solution pytorch-fused \
     --max-time-s 1 --out /tmp/rep/tl --table-format github 2>&1 | grep -vE '^\[ ' | tail -30
-  step "hand-over tests (CUDA IPC), the whole output in handoff.txt"
-  timeout 90 python3 -m pytest -q -p no:cacheprovider tests/execute/test_handoff.py > "$OUT/handoff.txt" 2>&1
-  grep -E "^(FAILED|ERROR)|Error|assert|passed|failed" "$OUT/handoff.txt" | head -20
+  handoff_tests 90
   ;;
 c1|c2)
   part=$1  # each part ends within C_S (580) s: every step's timeout is cut to what is left (lim)
@@ -86,9 +89,7 @@ c1|c2)
     chmod -R a+rX /tmp/site && touch /tmp/site/.unpacked  # the unzipped tileiras is 0744
   fi
   if [ "$part" = c1 ]; then
-  step "hand-over tests (the whole output in handoff.txt)"
-  timeout "$(lim 90)" python3 -m pytest -q -p no:cacheprovider tests/execute/test_handoff.py > "$OUT/handoff.txt" 2>&1
-  grep -E "Error|error|assert|passed|failed" "$OUT/handoff.txt" | head -12
+  handoff_tests "$(lim 90)"
   step "cheats: the stream rows and the forged handle (blocking harness stream)"
   timeout "$(lim 110)" python3 -m harness run cheats.yaml --device cuda --out "$REP/cheats" --table-format github --quiet \
     --solution honest --solution side-stream --solution switch-stream --solution legacy-stream --solution forged-handle \
