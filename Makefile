@@ -2,8 +2,11 @@
 # `make test` runs the test suite. Both install what they need first.
 # A Python whose packages the OS manages (Debian/Ubuntu's, PEP 668: pip refuses to install there) gets a
 # project virtual environment in .venv instead; any other python3 (pyenv, conda, a venv, CI) is used as it is.
+# PEP 668's marker sits in the base interpreter's stdlib and does not apply inside a venv: a python3 that is
+# itself a venv (a GPU image's /opt/torch/.venv, with its torch and numpy) must not get a .venv over the
+# base interpreter, which would hide everything that venv holds.
 SYSTEM_PYTHON ?= python3
-MANAGED := $(shell $(SYSTEM_PYTHON) -c "import os, sysconfig; print(int(os.path.exists(os.path.join(sysconfig.get_paths()['stdlib'], 'EXTERNALLY-MANAGED'))))" 2>/dev/null)
+MANAGED := $(shell $(SYSTEM_PYTHON) -c "import os, sys, sysconfig; print(int(sys.prefix == sys.base_prefix and os.path.exists(os.path.join(sysconfig.get_paths()['stdlib'], 'EXTERNALLY-MANAGED'))))" 2>/dev/null)
 ifeq ($(MANAGED),1)
 PYTHON   ?= .venv/bin/python
 else

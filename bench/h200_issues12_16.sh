@@ -7,10 +7,10 @@
 #   c1     carry .w4 (the second half, tileiras) + .sol (SOL-ExecBench's examples): the hand-over tests,
 #          the stream cheats, the SOL examples the stream fix and the tileiras mode affect
 #   c2     carry .w4 + .sol: make bench (every rmsnorm language, cold), harness_cost with FlashInfer-Bench,
-#          run-bench in three modes with a baseline (a triton-wrapper and a torch-module module)
+#          run-bench perf-counter with the operator as its own baseline (every raw sample printed)
 # The 2026-12-04 sessions ran this script as of f839db0 and a5069f9 (docs/hardware.md).
 # Usage: [STAGE_S=sec] [T2_S=sec] bash bench/h200_issues12_16.sh stage|t2|tl|c1|c2   (writes under $OUT)
-# Order for a 30-minute session (2026-12-05, eleventh): stage (STAGE_S=330), c2, t2 (T2_S=330), tl; c1 if time is left
+# Order for a 30-minute session (2026-12-05, thirteenth): c2 (C_S=560, carry .whl .w6 .sol), t2 (T2_S=330), tl
 #   tl     carry .w5 (tilelang==0.1.15's wheel, 50 MB): the TileLang rmsnorm (its dependencies came in t2's .w5a)
 #   t2     carry .whl + .w5a (tilelang's dependencies: z3-solver 4.15.4.0, torch-c-dlpack-ext, cloudpickle,
 #          ml-dtypes, psutil, tqdm): issue 12's kernels from 50 us (each case takes ~55 s on the H200 with every timer: the 13
@@ -119,36 +119,34 @@ for f in sorted(Path(sys.argv[1]).glob("solution_*.txt")):
 PY
   fi
   if [ "$part" = c2 ]; then
-  rb() {  # $@: module:operator:metric triples, each in events, torch-profiler and perf-counter with a baseline
-    for mod in "$@"; do
-      IFS=: read -r b o metric <<< "$mod"; b=manifests/$b; o=manifests/$o
-      for mode in events torch-profiler perf-counter; do
-        echo "--- $(basename "$b") $mode -m $metric"
-        timeout "$(lim 60)" python3 -m harness run-bench --bench-file "$b" --operator-file "$o" --baseline-operator-file "$o" \
-          --bench-mode "$mode" -m "$metric" --output "$REP/rb/$(basename "$b" .py)-$mode.txt" 2>&1 | cut -c1-200 | tail -9
-        echo "exit ${PIPESTATUS[0]}"
-      done
-    done
-  }
-  # the torch-module first (issue 15's proof, never run on a GPU; its kernels are torch's: -m total-op). It warms
-  # the OS file cache for torch before make bench; opbench's build cache stays cold
-  step "run-bench: a torch-module module, three modes, a baseline"
-  rb bench_rmsnorm_module/bench_rmsnorm_model.py:bench_rmsnorm_module/rmsnorm_model.py:total-op
+  # run-bench's torch-module and triton-wrapper modules ran in three modes on 2026-12-05 (H100, docs/hardware.md)
   step "make bench MANIFEST=rmsnorm.yaml, cold build cache (every rmsnorm language)"
   start=$(date +%s.%N)
-  python3 -c "import numpy" || echo "NO NUMPY on this machine: make bench will name it"
-  timeout "$(lim 150)" make bench MANIFEST=rmsnorm.yaml OUT="$REP/bench-cold" > "$OUT/bench-cold.txt" 2>&1
+  # PIP_NO_INDEX: no registry here, so the Makefile's pinned install fails at once (not after pip's retries)
+  # and falls back to the installed versions, which it names
+  timeout "$(lim 150)" env PIP_NO_INDEX=1 make bench MANIFEST=rmsnorm.yaml OUT="$REP/bench-cold" > "$OUT/bench-cold.txt" 2>&1
   echo "exit $? after $(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')") s"
   grep -E 'PASSED|INCORRECT|ERROR|UNSUPPORTED|SKIPPED|HIDDEN|TIMEOUT|took|exit|opbench:' "$OUT/bench-cold.txt" | cut -c1-130 | tail -45
   step "harness_cost: rmsnorm (warm build cache), a 1 GiB add, FlashInfer-Bench 0.1.2 on the same TraceSet"
-  timeout "$(lim 210)" python3 bench/harness_cost.py --device cuda --add-gib 1 --vs-fib --out "$OUT" 2>&1 | cut -c1-230
-  step "run-bench: the triton-wrapper module (three modes ran on 2026-12-04)"
-  rb bench_rmsnorm/bench_rmsnorm_op.py:bench_rmsnorm/rmsnorm_op.py:all
-  echo "--- bench_rmsnorm_op.py events --exact-repeats (the workflow's counts)"
-  timeout "$(lim 40)" python3 -m harness run-bench --bench-file manifests/bench_rmsnorm/bench_rmsnorm_op.py \
-    --operator-file manifests/bench_rmsnorm/rmsnorm_op.py --bench-mode events --exact-repeats \
-    --output "$REP/rb/exact-events.txt" 2>&1 | cut -c1-200 | tail -5
-  head -c 700 "$REP/rb/bench_rmsnorm_model-torch-profiler.jsonl" 2>/dev/null; echo
+  timeout "$(lim 330)" python3 bench/harness_cost.py --device cuda --add-gib 1 --vs-fib --timeout-s 90 --out "$OUT" 2>&1 | cut -c1-230
+  step "run-bench perf-counter, the triton-wrapper against itself (the first operator read 2-5x slower on 2026-12-05)"
+  for w in 0 25; do  # --warmup-ms 0: the count alone, as before 2026-12-05's fix; 25: the default time floor
+  echo "--- --warmup-ms $w"
+  timeout "$(lim 45)" python3 -m harness run-bench --bench-file manifests/bench_rmsnorm/bench_rmsnorm_op.py \
+    --operator-file manifests/bench_rmsnorm/rmsnorm_op.py --baseline-operator-file manifests/bench_rmsnorm/rmsnorm_op.py \
+    --bench-mode perf-counter -m total-op --warmup-ms "$w" --out "$REP/pc$w" --output "$REP/pc$w/perf.txt" 2>&1 | cut -c1-200 | tail -7
+  python3 - "$REP/pc$w" <<'PY'
+import json, statistics, sys
+from pathlib import Path
+for f in sorted(Path(sys.argv[1]).glob("*/*.json")):  # candidate, then baseline: every raw sample kept
+    for t in json.loads(f.read_text())["traces"]:
+        s = (t.get("timing") or {}).get("samples_ms") or []
+        if s:
+            us = [x * 1e3 for x in s]
+            print(f"{f.parent.name} {t['workload']}: n {len(us)} min {min(us):.1f} median {statistics.median(us):.1f} "
+                  f"mean {statistics.fmean(us):.1f} max {max(us):.1f} us; first 5 {[round(x) for x in us[:5]]}")
+PY
+  done
   fi
   ;;
 *) echo "usage: $0 stage|t2|tl|c1|c2" >&2; exit 2 ;;

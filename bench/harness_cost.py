@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -182,17 +183,32 @@ def vs_fib(work: Path, device: str) -> dict[str, Any]:
             "rows": {f"{s} / {w}": r for (s, w), r in rows.items()}}
 
 
-def run_manifest(manifest: Path, device: str, out: Path) -> tuple[float, list[dict[str, Any]], str]:
+def run_manifest(manifest: Path, device: str, out: Path,
+                 timeout_s: float | None = None) -> tuple[float, list[dict[str, Any]], str]:
     """(command wall s, traces, last lines of output) of one `python -m harness run` (a manifest, or a
-    FlashInfer-Bench TraceSet root)."""
+    FlashInfer-Bench TraceSet root). Past `timeout_s` the run is interrupted as a user would (SIGINT: the
+    harness keeps the rows that finished), so one slow manifest still reports its rows and leaves time
+    for the next."""
+    print(f"running {manifest.name} on {device}" + (f" (at most {timeout_s:.0f} s)" if timeout_s else ""), flush=True)
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "harness", "run", str(manifest), "--device", device,
-                           "--out", str(out), "--quiet"], cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "run", str(manifest), "--device", device,
+                             "--out", str(out), "--quiet"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        said, _ = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            said, _ = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            said, _ = proc.communicate()
+        said += f"\n(harness_cost: interrupted after {timeout_s:.0f} s)"
     wall = time.perf_counter() - start
     traces: list[dict[str, Any]] = []
     for jsonl in sorted(out.glob("*.jsonl")):
         traces += [json.loads(line) for line in jsonl.read_text().splitlines() if line.strip()]
-    return wall, traces, "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])
+    return wall, traces, "\n".join(said.strip().splitlines()[-3:])
 
 
 def row_cost(trace: dict[str, Any]) -> dict[str, Any]:
@@ -228,6 +244,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--add-gib", type=float, default=None, help="GiB per tensor of the generated add problem")
     p.add_argument("--out", type=Path, default=Path(os.environ["OUT"]) if os.environ.get("OUT") else None)
     p.add_argument("--vs-fib", action="store_true", help="also run FlashInfer-Bench 0.1.2 and opbench on one TraceSet")
+    p.add_argument("--timeout-s", type=float, default=None, help="interrupt each manifest's run after this long "
+                   "(its finished rows are kept and shown)")
     args = p.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="harness-cost-"))
     manifests = list(args.manifests)
@@ -236,11 +254,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         manifests = [ROOT / "manifests" / "rmsnorm.yaml", add_manifest(work, gib)]
     results: dict[str, Any] = {}
     for i, manifest in enumerate(manifests):
-        wall, traces, tail = run_manifest(manifest, args.device, work / f"out{i}")
-        rows = [row_cost(t) for t in traces if t["status"] != "SKIPPED"]
+        wall, traces, tail = run_manifest(manifest, args.device, work / f"out{i}", args.timeout_s)
+        rows = [row_cost(t) for t in traces if t["status"] not in ("SKIPPED", "INTERRUPTED")]
+        cut = sum(t["status"] == "INTERRUPTED" for t in traces)
         in_rows = sum(r["total"] for r in rows)
         print(f"\n## {manifest.name} on {args.device}: command {wall:.1f} s, rows {in_rows:.1f} s, "
-              f"outside the rows {wall - in_rows:.1f} s ({len(rows)} rows run)\n")
+              f"outside the rows {wall - in_rows:.1f} s ({len(rows)} rows run"
+              + (f", {cut} not reached before --timeout-s" if cut else "") + ")\n")
         print(table(rows) if rows else f"no rows ran:\n{tail}")
         later = [r for r in rows if r["build"] == 0 and r["status"] == "PASSED"]
         if later:

@@ -164,7 +164,9 @@ def check_contract(bench: Path, operator: Path) -> None:
 
 
 def _run(args: argparse.Namespace, operator: Path, kind: str, total_op: bool,
-         say: Any) -> tuple[Report, list[CaseRecord]]:
+         say: Any, role: str = "") -> tuple[Report, list[CaseRecord]]:
+    """One operator's cases; `role` ("-baseline") keeps the baseline's report and profiler files apart
+    from the candidate's when both operator files share a stem (opt/rmsnorm.py against rmsnorm.py)."""
     from harness.benchmod.run import run_bench_module
     from harness.spec.benchmodule import BenchModuleSpec
     from harness.spec.knobs import apply_overrides, knob_overrides
@@ -172,10 +174,10 @@ def _run(args: argparse.Namespace, operator: Path, kind: str, total_op: bool,
                            bench=args.bench_file.resolve(), mode=args.bench_mode, devices=("cpu", "cuda", "npu"),
                            config=apply_overrides(BenchConfig(), knob_overrides(args)),
                            total_op=total_op)
-    report = run_bench_module(spec, kind, args.device_index, args.out / operator.stem, (), None, say,
+    folder = args.out / f"{operator.stem}{role}"
+    report = run_bench_module(spec, kind, args.device_index, folder, (), None, say,
                               stop_on_error=not args.skip_error)
-    stem = f"{operator.stem}-{kind}-{args.bench_mode}"
-    report.write(args.out / operator.stem, stem)
+    report.write(folder, f"{operator.stem}-{kind}-{args.bench_mode}{role}")
     return report, [record(t, args.bench_mode) for t in report.traces]
 
 
@@ -203,7 +205,7 @@ def cmd_run_bench(args: argparse.Namespace) -> int:
     lines = perf_lines(records, metrics)
     ok = all(r.ok for r in records) and bool(records)
     if args.baseline_operator_file is not None:
-        _, base = _run(args, args.baseline_operator_file, kind, total_op, say)
+        _, base = _run(args, args.baseline_operator_file, kind, total_op, say, "-baseline")
         compared, ok = comparison(base, records, metrics[0])
         lines += ["", f"baseline: {args.baseline_operator_file}", *compared]
     atomic_write(artifact, "".join(json.dumps(r.__dict__) + "\n" for r in records))

@@ -55,6 +55,15 @@ def test_a_baseline_gives_per_case_lines_a_geomean_and_pass(pair: Path, capsys: 
     assert out.strip().splitlines()[-3] == "PASS"
 
 
+def test_a_baseline_with_the_candidates_stem_keeps_its_own_report(pair: Path) -> None:
+    """The same operator as its own baseline (or opt/rmsnorm.py against rmsnorm.py): two full reports,
+    the baseline's not written over the candidate's."""
+    assert run_bench(pair, "--bench-mode", "perf-counter", "--baseline-operator-file", str(pair / "rmsnorm_torch.py")) == 0
+    reports = {f.parent.name: json.loads(f.read_text()) for f in (pair / "out").glob("*/*.json")}
+    assert set(reports) == {"rmsnorm_torch", "rmsnorm_torch-baseline"}
+    assert all(len(r["traces"]) == 2 for r in reports.values())
+
+
 def test_exact_repeats_takes_each_cases_repeats_and_no_more(pair: Path) -> None:
     """Events mode: `repeats` is the least number of samples by default (the stopping rule may take
     more); --exact-repeats follows the workflow, exactly `repeats` samples a case (30 here)."""

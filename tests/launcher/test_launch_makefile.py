@@ -51,3 +51,14 @@ def test_offline_with_a_package_missing_names_it_and_how_to_carry_it(tmp_path) -
     assert "could not install pyyaml, jsonschema" in out.stderr
     assert "PIP_FIND_LINKS=<folder> PIP_NO_INDEX=1" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_a_venv_python_is_used_as_it_is(tmp_path) -> None:
+    """PEP 668 exempts venvs: a GPU image whose python3 is a venv (torch and numpy inside it) must run
+    with that python, not get a .venv over its base interpreter that hides them (the H100's make bench
+    failed so on 2026-12-05, naming numpy as missing while `python3 -c 'import numpy'` worked)."""
+    import sys
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    assert dry("bench", f"SYSTEM_PYTHON={venv}/bin/python") == [
+        f"{venv}/bin/python -m harness launch rmsnorm.yaml --device auto --out out "]

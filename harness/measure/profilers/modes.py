@@ -115,12 +115,17 @@ def run_events(device: Device, case: CaseRun, cfg: BenchConfig) -> ModeResult:
 
 
 def run_perf_counter(device: Device, case: CaseRun, cfg: BenchConfig) -> ModeResult:
-    """`warmup` calls, then `repeats` calls each timed by the host clock between two synchronizations."""
+    """At least `warmup` calls and `cfg.warmup_ms` of them, then `repeats` calls each timed by the host
+    clock between two synchronizations. The time floor is why: a host clock also times the host, and a
+    count alone left the first operator of a run-bench comparison 2-5x slower than the same file timed
+    second (H100, 2026-12-05: an idle CPU and GPU clocking up), where device-timed modes agreed."""
     start = time.perf_counter()
     with device.stream():
-        for _ in range(case.warmup):
+        n = 0
+        while n < case.warmup or (time.perf_counter() - start) * 1e3 < cfg.warmup_ms:
             case.fn()
-        device.synchronize()
+            device.synchronize()
+            n += 1
         samples = []
         for _ in range(case.repeats):
             if cfg.cache == "cold":
