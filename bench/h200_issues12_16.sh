@@ -127,6 +127,22 @@ PY
   timeout "$(lim 150)" env PIP_NO_INDEX=1 make bench MANIFEST=rmsnorm.yaml OUT="$REP/bench-cold" > "$OUT/bench-cold.txt" 2>&1
   echo "exit $? after $(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')") s"
   grep -E 'PASSED|INCORRECT|ERROR|UNSUPPORTED|SKIPPED|HIDDEN|TIMEOUT|took|exit|opbench:' "$OUT/bench-cold.txt" | cut -c1-130 | tail -45
+  grep -E 'built in' "$OUT/bench-cold.txt" | cut -c1-110
+  step "make bench again: a warm build cache (each cuda_cpp row loads what the first run built)"
+  start=$(date +%s.%N)
+  timeout "$(lim 100)" env PIP_NO_INDEX=1 make bench MANIFEST=rmsnorm.yaml OUT="$REP/bench-warm" > "$OUT/bench-warm.txt" 2>&1
+  echo "exit $? after $(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')") s"
+  grep -E 'built in|-> ' "$OUT/bench-warm.txt" | cut -c1-110 | tail -50
+  python3 - "$REP/bench-warm" <<'PY'
+import glob, json, sys
+for f in glob.glob(f"{sys.argv[1]}/*.json"):  # why each row that did not pass, in full (the table cuts it)
+    seen = set()
+    for t in json.load(open(f))["traces"]:
+        if t["status"] != "PASSED" and t["solution"] not in seen:
+            seen.add(t["solution"])
+            print(t["solution"], t["status"], (t.get("message") or "")[:900].replace("\n", " | "))
+PY
+  [ "${C2_COST:-1}" = 1 ] || exit 0
   step "harness_cost: rmsnorm (warm build cache), a 1 GiB add, FlashInfer-Bench 0.1.2 on the same TraceSet"
   timeout "$(lim 330)" python3 bench/harness_cost.py --device cuda --add-gib 1 --vs-fib --timeout-s 90 --out "$OUT" 2>&1 | cut -c1-230
   step "run-bench perf-counter, the triton-wrapper against itself (the first operator read 2-5x slower on 2026-12-05)"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.execute.solutions.common import BuildError, Unsupported
-from harness.execute.solutions.cuda_cpp import cutlass_includes, hint
+from harness.execute.solutions.cuda_cpp import _build_dir, cutlass_includes, hint
 
 LOGS = {
     "cuda in cpp": ("main.cpp:12:1: error: '__global__' does not name a type; identifier \"threadIdx\" is undefined",
@@ -116,3 +116,23 @@ def test_a_cutile_solution_without_tileiras_is_unsupported(tmp_path: Path, monke
     with pytest.raises(BuildError, match="need a CUDA device"):  # found: past the check, and on PATH for cuda.tile
         build_solution(solution, SimpleNamespace(kind="cpu"))  # type: ignore[arg-type]
     assert shutil.which("tileiras") == str(compiler)
+
+
+def test_the_same_sources_staged_twice_build_from_one_unchanged_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each worker gets its sources in a new scratch folder; ninja would rebuild from a new path, so the
+    build compiles a copy in the content-keyed folder, written once (its mtime kept for ninja)."""
+    monkeypatch.setenv("OPBENCH_BUILD_DIR", str(tmp_path / "cache"))
+
+    def staged(scratch: str, body: str = "int f() { return 1; }\n") -> list[Path]:
+        (tmp_path / scratch / "inc").mkdir(parents=True)
+        (tmp_path / scratch / "kernel.cu").write_text(body)
+        (tmp_path / scratch / "inc" / "k.cuh").write_text("#pragma once\n")
+        return [tmp_path / scratch / "kernel.cu", tmp_path / scratch / "inc" / "k.cuh"]
+
+    first, copies = _build_dir("sol", staged("a"), ["-O3"])
+    mtime = copies[tmp_path / "a" / "kernel.cu"].stat().st_mtime_ns
+    again, copies2 = _build_dir("sol", staged("b"), ["-O3"])
+    assert again == first and copies2[tmp_path / "b" / "inc" / "k.cuh"] == first / "src" / "inc" / "k.cuh"
+    assert copies2[tmp_path / "b" / "kernel.cu"].stat().st_mtime_ns == mtime
+    assert _build_dir("sol", staged("c", "int f() { return 2; }\n"), ["-O3"])[0] != first
+    assert _build_dir("sol", staged("d"), ["-O2"])[0] != first
