@@ -80,6 +80,19 @@ tl)  # carries .w5 (the tilelang wheel), installed above: the TileLang rmsnorm o
     --max-time-s 1 --out /tmp/rep/tl --table-format github 2>&1 | grep -vE '^\[ ' | tail -30
   handoff_tests 90
   ;;
+ct)  # cutile's tileiras exit 5 on the H100 (2026-12-05): its full stderr, from the kernel's dumped bytecode
+  mkdir -p /tmp/ctd && chmod 0777 /tmp/ctd
+  [ -f /tmp/site/.unpacked ] || { tar xJf .w6/tileiras.tar.xz -C /tmp/site && chmod -R a+rX /tmp/site && touch /tmp/site/.unpacked; }
+  CUDA_TILE_DUMP_BYTECODE=/tmp/ctd CUDA_TILE_DUMP_TILEIR=/tmp/ctd timeout 100 python3 -m harness run rmsnorm.yaml --device cuda \
+    --solution cutile-row --workload small-bf16 --max-time-s 0.3 --out /tmp/rep/ct --quiet > /dev/null 2>&1
+  ls -la /tmp/ctd; tileiras --version | tail -1
+  for bc in /tmp/ctd/*.tileirbc; do
+    for arch in sm_90 sm_90a sm_100; do
+      echo "--- tileiras $arch"; tileiras "$bc" -o /tmp/ctd/x.cubin --gpu-name "$arch" -O3 2>&1 | head -c 1500; echo "rc ${PIPESTATUS[0]}"
+    done
+  done
+  head -c 2500 /tmp/ctd/*.tileir 2>/dev/null
+  ;;
 c1|c2)
   part=$1  # each part ends within C_S (580) s: every step's timeout is cut to what is left (lim)
   began=$(date +%s); REP=/tmp/rep; mkdir -p "$REP"; exec > >(tee "$OUT/c-all.txt") 2>&1; lim() { local l=$(( ${C_S:-580} - ($(date +%s) - began) )); [ "$l" -gt "$1" ] && l=$1; [ "$l" -lt 5 ] && l=5; echo "$l"; }
@@ -165,5 +178,5 @@ PY
   done
   fi
   ;;
-*) echo "usage: $0 stage|t2|tl|c1|c2" >&2; exit 2 ;;
+*) echo "usage: $0 stage|t2|tl|ct|c1|c2" >&2; exit 2 ;;
 esac

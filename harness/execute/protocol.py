@@ -16,7 +16,7 @@ Trust model:
   A reply that fails a check raises `Malformed`; the parent kills the worker and records TAMPERED.
 
 Command -> the replies it may get (any command may also get `Failure`; `Exit` gets none):
-  Build -> Built        Run -> Outputs | Rejected
+  Prepare -> Prepared   Build -> Built        Run -> Outputs | Rejected
 Outputs (of Run, and of TimeEnd's kept samples) come as CPU tensors in the frame, or, once the
 parent has read the worker's build-time probe through CUDA IPC, as handles to the worker's device
 memory that the parent copies from itself (`handoff`: nothing large crosses the pipe).
@@ -74,6 +74,14 @@ class Rejected:
 
     status: Status
     message: str
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The worker imported torch, opened the device and started its profiler, before any solution
+    code: descriptive only (how long it took)."""
+
+    seconds: float
 
 
 @dataclass(frozen=True)
@@ -184,7 +192,7 @@ class BenchTimed:
     details: dict[str, Any]
 
 
-Reply = Union[Failure, Rejected, Built, Outputs, TimingStarted, Chunk, TimingEnded, BenchLoaded, BenchTimed]
+Reply = Union[Failure, Rejected, Prepared, Built, Outputs, TimingStarted, Chunk, TimingEnded, BenchLoaded, BenchTimed]
 
 
 # -- what the parent knows a reply must hold ------------------------------------------------------
@@ -210,6 +218,18 @@ class Command:
     def expect(self, before: Expect) -> Expect:
         """What this command's reply must hold, given what earlier commands established."""
         return replace(before, samples=None, frame_bytes=SMALL_FRAME)
+
+
+@dataclass(frozen=True)
+class Prepare(Command):
+    """The harness's own start-up, ahead of the solution's turn (run/spares): import torch, open the
+    device, start the profiler the cupti timer uses (about a second, once per process). No solution
+    code is loaded, so a prepared worker can wait while another solution is timed."""
+
+    name: ClassVar[str] = "prepare"
+    replies: ClassVar[tuple[type, ...]] = (Prepared,)
+    device_kind: str
+    device_index: int
 
 
 @dataclass(frozen=True)
@@ -552,6 +572,10 @@ def _rejected(d: dict[str, Any], expect: Expect, w: str) -> Rejected:
     return Rejected(_status(d["status"], REJECTION_STATUSES, f"{w}.status"), _str(d["message"], f"{w}.message"))
 
 
+def _prepared(d: dict[str, Any], expect: Expect, w: str) -> Prepared:
+    return Prepared(_float(d["seconds"], f"{w}.seconds"))
+
+
 def _built(d: dict[str, Any], expect: Expect, w: str) -> Built:
     p = _fields(d["peak"], Peak, f"{w}.peak")
     flops = p["flops_per_s"]
@@ -647,6 +671,6 @@ def _bench_timed(d: dict[str, Any], expect: Expect, w: str) -> BenchTimed:
                       _str(d["attributed"], f"{w}.attributed", MAX_NAME), _mapping(d["details"], f"{w}.details"))
 
 
-_DECODERS: dict[type, Any] = {Failure: _failure, Rejected: _rejected, Built: _built, Outputs: _outputs_reply,
+_DECODERS: dict[type, Any] = {Failure: _failure, Rejected: _rejected, Prepared: _prepared, Built: _built, Outputs: _outputs_reply,
                               TimingStarted: _timing_started, Chunk: _chunk, TimingEnded: _timing_ended,
                               BenchLoaded: _bench_loaded, BenchTimed: _bench_timed}

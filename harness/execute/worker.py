@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import traceback
 from typing import Any, Callable
 
 from harness.execute import protocol
 from harness.execute.protocol import (BenchCaseInfo, BenchLoad, BenchLoaded, BenchTime, BenchTimed, Build, Built,
-                                      Chunk, Command, Exit, Failure, HiddenWork, Outputs, Rejected, Reply, Run,
+                                      Chunk, Command, Exit, Failure, HiddenWork, Outputs, Prepare, Prepared,
+                                      Rejected, Reply, Run,
                                       TimedCheck, TimeChunk, TimeEnd, TimeStart, TimingEnded, TimingStarted)
 from harness.results.trace import Status
 
@@ -66,17 +68,29 @@ class WorkerState:
         self.handed: list[Any] = []  # tensors whose device memory the parent may still be reading (handoff)
 
     # -- commands -----------------------------------------------------------------------------
-    def build(self, cmd: Build) -> Built | Failure:
-        import torch  # noqa: F401  (import torch, and torch_npu via the device, before user code)
+    def _open(self, kind: str, index: int) -> None:
+        """torch (and torch_npu via the device) imported and the device set up, once per process."""
+        import torch  # noqa: F401  (before user code)
         from harness.measure.devices import make_device
+        if self.device is None or (self.device.kind, self.device.index) != (kind, index):
+            self.device = make_device(kind, index)
+            self.device.setup()
+
+    def prepare(self, cmd: Prepare) -> Prepared:
+        start = time.perf_counter()
+        self._open(cmd.device_kind, cmd.device_index)
+        if self.device.traces_activities():  # the profiler's one-time start-up, out of the first row
+            self.device.device_activities(lambda: None)
+        return Prepared(time.perf_counter() - start)
+
+    def build(self, cmd: Build) -> Built | Failure:
         from harness.measure.environment import versions
         from harness.execute.guards import TamperGuard
         from harness.spec.model import Reference
 
         target = cmd.target
         self.definition = cmd.definition
-        self.device = make_device(cmd.device_kind, cmd.device_index)
-        self.device.setup()
+        self._open(cmd.device_kind, cmd.device_index)
         from harness.measure import timing
         from harness.measure.devices import activities
         self.guard = TamperGuard()
@@ -293,7 +307,7 @@ class WorkerState:
 
 # One handler per command type: a command the parent did not send cannot name a method.
 HANDLERS: dict[type[Command], Callable[[WorkerState, Any], Reply]] = {
-    Build: WorkerState.build, Run: WorkerState.run,
+    Prepare: WorkerState.prepare, Build: WorkerState.build, Run: WorkerState.run,
     TimeStart: WorkerState.time_start, TimeChunk: WorkerState.time_chunk, TimeEnd: WorkerState.time_end,
     BenchLoad: WorkerState.bench_load, BenchTime: WorkerState.bench_time,
 }

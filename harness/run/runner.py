@@ -28,8 +28,8 @@ from harness.measure.environment import environment
 from harness.spec.expressions import evaluate
 from harness.execute.inputs import allocate_outputs, has_fresh_inputs, mix_seed, workload_bytes
 from harness.execute.isolation import Worker, WorkerError
-from harness.execute.protocol import (MAX_KEPT as RECHECKS, Build, Built, Command, Outputs, Reply, Run, TimeChunk,
-                                      TimeEnd, TimeStart, draw_key)
+from harness.execute.protocol import (MAX_KEPT as RECHECKS, Build, Built, Command, Outputs, Prepare, Reply, Run,
+                                      TimeChunk, TimeEnd, TimeStart, draw_key)
 from harness.spec.model import BenchConfig, Manifest, Solution, Workload
 from harness.measure import wallclock
 from harness.measure.wallclock import ChunkWall
@@ -39,6 +39,7 @@ from harness.results.report import Report
 from harness.results.trace import Status, Trace
 from harness.results.interrupt import stopped
 from harness.run.prebuild import Prebuild
+from harness.run.spares import Spares
 
 RESTART_AFTER = {Status.RUNTIME_ERROR, Status.TIMEOUT, Status.OUT_OF_MEMORY, Status.TAMPERED}
 
@@ -165,13 +166,19 @@ class Runner:
         self.spared = descendants(os.getpid())  # processes that were here before this run are not its strays
         self.policy = sandbox.policy()  # workers' uid and build cache (execute/sandbox)
         self.ledger = handoff.Ledger()  # device memory each worker handed over (no worker passes off another's)
+        self.spares = Spares([], self._worker, self.kind, options.device_index, self.cfg.compile_timeout_s)  # run() fills it
 
     # -- reference ----------------------------------------------------------------------------
+    def _worker(self, sol: Solution) -> Worker:
+        return Worker(sol.name, self.opt.log_dir, self.policy, sandbox.solution_key(sol), self.ledger, str(self.run_seed))
+
     def _start_reference(self) -> None:
         ref = self.m.definition.reference
         self.ref = Worker(f"reference.{self.m.definition.name}", self.opt.log_dir, self.policy,  # a log per problem
                           sandbox.content_key("reference", [ref.source.encode()]), self.ledger, str(self.run_seed))
         try:
+            # Prepare first: its profiler start-up would otherwise fall in the first row's timing start
+            self.ref.call(Prepare(self.kind, self.opt.device_index), timeout=self.cfg.compile_timeout_s)
             self.ref_info = self.ref.call(Build(ref, self.m.definition, self.kind, self.opt.device_index),
                                           timeout=self.cfg.compile_timeout_s)
         except WorkerError as exc:
@@ -232,14 +239,22 @@ class Runner:
         pending = [s for s in solutions if any((self.m.definition.name, w.id, s.name) not in self.opt.done for w in workloads)]
         builds = Prebuild(pending, self.m.definition, self.kind, self.opt.device_index, self.opt.log_dir, self.policy,
                           str(self.run_seed), self.cfg.compile_timeout_s, self.progress).start()
+        self.spares = Spares([s for s in pending if self.kind in s.devices], self._worker, self.kind,
+                             self.opt.device_index, self.cfg.compile_timeout_s).fill()
         try:
-            self._start_reference()  # while the compiled solutions build
-            prebuilt = builds.finish()
-        except BaseException:
-            builds.abort()
-            raise
-        ref_pid = self.ref.pid if self.ref is not None else None
-        kill_strays(keep=self.spared | ({ref_pid} if ref_pid else set()))  # nothing a build started is left
+            try:
+                self._start_reference()  # while the compiled solutions build and the first workers start
+                prebuilt = builds.finish()
+            except BaseException:
+                builds.abort()
+                raise
+            ref_pid = self.ref.pid if self.ref is not None else None
+            kill_strays(keep=self.spared | self.spares.pids() | ({ref_pid} if ref_pid else set()))  # a build's leftovers
+            return self._run(solutions, workloads, prebuilt)
+        finally:
+            self.spares.close()
+
+    def _run(self, solutions: list[Solution], workloads: list[Workload], prebuilt: dict[str, float | str]) -> Report:
         assert self.ref_info is not None
         env = environment(self.ref_info.device)
         env["versions"] = {**env["versions"], **self.ref_info.versions}
@@ -292,7 +307,7 @@ class Runner:
             why = f"{sol.language} solution targets {', '.join(sol.devices)}; this run is on {self.kind}"
             done.extend(self._trace(sol, w, Status.SKIPPED, why) for w in workloads)
             return
-        worker = Worker(sol.name, self.opt.log_dir, self.policy, sandbox.solution_key(sol), self.ledger, str(self.run_seed))
+        worker = self.spares.take(sol) or self._worker(sol)
         traces: list[Trace] = []
         built = False
         try:
@@ -323,7 +338,7 @@ class Runner:
             worker.close()
             # what the solution left behind (a double fork out of its session included) dies with it
             ref_pid = self.ref.pid if self.ref is not None else None
-            kill_strays(keep=self.spared | ({ref_pid} if ref_pid else set()))
+            kill_strays(keep=self.spared | self.spares.pids() | ({ref_pid} if ref_pid else set()))
 
     def _workload(self, worker: Worker, sol: Solution, w: Workload) -> Trace:
         cfg = self.cfg

@@ -27,13 +27,13 @@ def _alive(pid: int) -> bool:
 
 
 def _wait_for(paths: list[Path], proc: subprocess.Popen) -> None:
-    """Until every path exists: the sleepers have started, so the good solution has finished."""
+    """Until every sleeper's log says it is in its first call, so the good solution has finished (a log
+    exists earlier: workers start ahead of their turn, run/spares)."""
     deadline = time.monotonic() + 300
-    while not all(p.exists() for p in paths):
+    while not all(p.exists() and "sleeping" in p.read_text() for p in paths):
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "the run never reached the sleeping solution"
         time.sleep(0.2)
-    time.sleep(1.0)  # into its first call
 
 
 @pytest.mark.parametrize("sig, devices", [(signal.SIGINT, None), (signal.SIGTERM, "0,1")])

@@ -1,0 +1,75 @@
+"""Solution workers started ahead of their turn, a batch at a time, while nothing is timed.
+
+Without this, each solution's first row pays, one solution after another, for work that needs no
+solution code: spawning Python, importing torch, opening the device, starting the profiler the
+cupti timer reads (about 5 s a solution on the H100, 2026-12-05: half of a warm `make bench`). A
+batch of the next solutions' workers does it at once (`Prepare`): at the run's start, beside the
+reference and the parallel builds, and again when a solution's turn finds no prepared worker. Every
+Prepare in flight is answered before the turn goes on, so no start-up competes with a measurement.
+
+A prepared worker holds harness code only, in its solution's own sandbox (scratch folder, uid),
+until its turn sends Build. A failed Prepare proves nothing: the turn starts a fresh worker, whose
+Build reports what is wrong.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from harness.execute.isolation import Worker, WorkerError
+from harness.execute.protocol import Command, Prepare
+from harness.spec.model import Solution
+
+BATCH = 8  # workers prepared at once: each holds a device context (about 0.5 GB of a GPU's memory)
+
+
+@dataclass
+class Spares:
+    """`take(sol)` gives `sol`'s prepared worker, or None (the caller starts one as before)."""
+
+    order: list[Solution]            # the solutions still to run, in run order
+    make: Callable[[Solution], Worker]
+    kind: str
+    device_index: int
+    timeout_s: float
+    _flight: list[tuple[str, Worker, Command, float]] = field(default_factory=list)
+    _ready: dict[str, Worker] = field(default_factory=dict)
+    _asked: set[str] = field(default_factory=set)
+
+    def fill(self, first: int = 0) -> "Spares":
+        """Send Prepare to the workers of `order[first:first + BATCH]` (those not asked before)."""
+        for sol in self.order[first:first + BATCH]:
+            if sol.name in self._asked:
+                continue
+            self._asked.add(sol.name)
+            worker = self.make(sol)
+            try:
+                sent = worker.send(Prepare(self.kind, self.device_index))
+            except WorkerError:
+                worker.kill()
+                continue
+            self._flight.append((sol.name, worker, sent, time.monotonic()))
+        return self
+
+    def take(self, sol: Solution) -> Worker | None:
+        if sol.name not in self._asked and sol in self.order:
+            self.fill(self.order.index(sol))
+        while self._flight:  # all of the batch, so none is still starting when the turn is timed
+            name, worker, sent, began = self._flight.pop(0)
+            try:
+                worker.receive(sent, timeout=max(0.0, self.timeout_s - (time.monotonic() - began)))
+                self._ready[name] = worker
+            except WorkerError:
+                worker.kill()
+        return self._ready.pop(sol.name, None)
+
+    def pids(self) -> set[int]:
+        """The waiting workers, which a solution's stray sweep must spare."""
+        workers = [w for _, w, _, _ in self._flight] + list(self._ready.values())
+        return {w.pid for w in workers if w.pid is not None}
+
+    def close(self) -> None:
+        for worker in [w for _, w, _, _ in self._flight] + list(self._ready.values()):
+            worker.kill()
+        self._flight, self._ready = [], {}

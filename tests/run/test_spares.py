@@ -1,0 +1,61 @@
+"""Solution workers start ahead of their turn, a batch at once, with harness code only (Prepare); each
+turn takes its own, every Prepare in flight answered first; the stray sweep after a solution spares
+them; whatever is not taken is gone at the end (real workers, CPU)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from factories import axpy_document, solution
+from harness.execute import containment
+from harness.execute.isolation import Worker
+from harness.execute.protocol import Build, Built
+from harness.run import spares as spares_mod
+from harness.run.runner import Runner, RunOptions
+from harness.run.spares import Spares
+from harness.spec.manifest import load_manifest
+
+
+def _manifest(tmp_path: Path, names: list[str]):
+    path = tmp_path / "axpy.yaml"
+    path.write_text(yaml.safe_dump(axpy_document([solution(n, "good.py") for n in names],
+                                                 {"max_time_s": 0.1}), sort_keys=False))
+    return load_manifest(path)
+
+
+def test_a_batch_starts_at_once_and_each_turn_takes_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(spares_mod, "BATCH", 2)
+    m = _manifest(tmp_path, ["a", "b", "c"])
+    made: list[Worker] = []
+
+    def make(sol):
+        made.append(Worker(sol.name, tmp_path / "logs"))
+        return made[-1]
+
+    spares = Spares(list(m.solutions), make, "cpu", 0, 120).fill()
+    try:
+        assert [w.label for w in made] == ["a", "b"] and all(w.alive for w in made)  # a batch, not one by one
+        a = spares.take(m.solutions[0])
+        assert a is made[0] and spares.pids() == {made[1].pid}
+        assert isinstance(a.call(Build(m.solutions[0], m.definition, "cpu", 0), timeout=120), Built)
+        c = spares.take(m.solutions[2])  # past the batch: the next batch starts from its turn
+        assert c is made[2] and [w.label for w in made] == ["a", "b", "c"]
+    finally:
+        spares.close()
+        for w in made:
+            w.kill()
+    assert not any(w.alive for w in made)
+
+
+def test_a_run_uses_each_prepared_worker_and_leaves_none(tmp_path: Path) -> None:
+    before = containment.descendants(os.getpid())
+    report = Runner(_manifest(tmp_path, ["a", "b", "c"]), RunOptions(device="cpu", log_dir=tmp_path / "logs")).run()
+    assert [str(t.status) for t in report.traces] == ["PASSED"] * 3
+    for name in "abc":  # one worker each: a spare the stray sweep killed would have been restarted
+        log = (tmp_path / "logs" / f"{name}.log").read_text()
+        assert " started " in log and " restarted " not in log
+    left = containment.descendants(os.getpid()) - before - containment._own_helpers()
+    assert not left
