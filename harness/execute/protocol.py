@@ -230,6 +230,7 @@ class Prepare(Command):
     replies: ClassVar[tuple[type, ...]] = (Prepared,)
     device_kind: str
     device_index: int
+    start_profiler: bool = True
 
 
 @dataclass(frozen=True)

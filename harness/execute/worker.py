@@ -79,7 +79,7 @@ class WorkerState:
     def prepare(self, cmd: Prepare) -> Prepared:
         start = time.perf_counter()
         self._open(cmd.device_kind, cmd.device_index)
-        if self.device.traces_activities():  # the profiler's one-time start-up, out of the first row
+        if cmd.start_profiler and self.device.traces_activities():  # its one-time start-up, out of the first row
             self.device.device_activities(lambda: None)
         return Prepared(time.perf_counter() - start)
 

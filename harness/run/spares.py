@@ -22,6 +22,7 @@ from harness.execute.protocol import Command, Prepare
 from harness.spec.model import Solution
 
 BATCH = 8  # workers prepared at once: each holds a device context (about 0.5 GB of a GPU's memory)
+PROFILER = True  # whether a prepared worker also starts the profiler (CUPTI) before its turn
 
 
 @dataclass
@@ -45,7 +46,7 @@ class Spares:
             self._asked.add(sol.name)
             worker = self.make(sol)
             try:
-                sent = worker.send(Prepare(self.kind, self.device_index))
+                sent = worker.send(Prepare(self.kind, self.device_index, PROFILER))
             except WorkerError:
                 worker.kill()
                 continue
