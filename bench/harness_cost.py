@@ -23,7 +23,7 @@ and, per run, the command's own wall time against the sum of its rows (the rest:
 the reference's worker, report writing).
 
     python bench/timing_accuracy.py ...                 # accuracy; this script is cost
-    python bench/harness_cost.py [MANIFEST ...] [--device cpu|cuda] [--add-gib G] [--out DIR] [--vs-fib]
+    python bench/harness_cost.py [MANIFEST ...] [--device cpu|cuda] [--add-gib G] [--out DIR] [--vs-fib] [--timeout-s S]
 
 `--vs-fib` also writes one RMSNorm problem (4 workloads, a PyTorch and a Triton solution, destination
 passing) as a FlashInfer-Bench TraceSet and runs it twice, unmodified: `flashinfer-bench run --local`
@@ -32,8 +32,8 @@ passing) as a FlashInfer-Bench TraceSet and runs it twice, unmodified: `flashinf
 commands' wall time and each row's status and latency side by side.
 
 With no manifest it runs `manifests/rmsnorm.yaml` and a generated `z = x + y` problem whose tensors
-are `--add-gib` GiB each (default 1 on CUDA, 0.125 on the CPU). Measured on: the 2-core CPU dev VM
-(see docs/hardware.md); not yet on the H200.
+are `--add-gib` GiB each (default 1 on CUDA, 0.125 on the CPU). Measured on the 2-core CPU dev VM and
+on an H100 (2026-12-05; not yet on the H200): docs/cost.md.
 """
 from __future__ import annotations
 
