@@ -401,7 +401,7 @@ class Runner:
                 if key == "sol" and len(asked) < RECHECKS and (not asked or pick.random() < 0.5):
                     keep = (pick.randrange(n_chunk),)
                     asked.add(len(series["sol"]) + keep[0])
-                with idle.frozen() if idle is not None else contextlib.nullcontext():
+                with idle.frozen() if idle is not None else contextlib.nullcontext(), self.spares.frozen():
                     chunk = (worker.call(TimeChunk(n_chunk, keep), timeout=t_run) if key == "sol"
                              else self._ref_call(TimeChunk(n_chunk), timeout=t_run))
                 took = time.monotonic() - t0

@@ -8,14 +8,15 @@ reference and the parallel builds, and again when a solution's turn finds no pre
 Prepare in flight is answered before the turn goes on, so no start-up competes with a measurement.
 
 A prepared worker holds harness code only, in its solution's own sandbox (scratch folder, uid),
-until its turn sends Build. A failed Prepare proves nothing: the turn starts a fresh worker, whose
+until its turn sends Build, and is stopped while a row is timed (`frozen`). A failed Prepare proves nothing: the turn starts a fresh worker, whose
 Build reports what is wrong.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 from harness.execute.isolation import Worker, WorkerError
 from harness.execute.protocol import Command, Prepare
@@ -64,6 +65,15 @@ class Spares:
             except WorkerError:
                 worker.kill()
         return self._ready.pop(sol.name, None)
+
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[None]:
+        """The waiting workers stopped for the block, as the idle side of a timed pair is: harness code
+        only, but a torch process's threads should not share the cores with a measurement."""
+        with contextlib.ExitStack() as stack:
+            for worker in self._ready.values():
+                stack.enter_context(worker.frozen())
+            yield
 
     def pids(self) -> set[int]:
         """The waiting workers, which a solution's stray sweep must spare."""

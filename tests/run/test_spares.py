@@ -1,6 +1,6 @@
-"""Solution workers start ahead of their turn, a batch at once, with harness code only (Prepare); each
-turn takes its own, every Prepare in flight answered first; the stray sweep after a solution spares
-them; whatever is not taken is gone at the end (real workers, CPU)."""
+"""Solution workers start ahead of their turn, a batch at once, with harness code only (Prepare), and wait
+stopped while another is timed; each turn takes its own, every Prepare in flight answered first; the
+stray sweep after a solution spares them; whatever is not taken is gone at the end (real workers, CPU)."""
 from __future__ import annotations
 
 import os
@@ -26,6 +26,10 @@ def _manifest(tmp_path: Path, names: list[str]):
     return load_manifest(path)
 
 
+def _state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
 def test_a_batch_starts_at_once_and_each_turn_takes_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(spares_mod, "BATCH", 2)
     m = _manifest(tmp_path, ["a", "b", "c"])
@@ -40,6 +44,9 @@ def test_a_batch_starts_at_once_and_each_turn_takes_its_own(tmp_path: Path, monk
         assert [w.label for w in made] == ["a", "b"] and all(w.alive for w in made)  # a batch, not one by one
         a = spares.take(m.solutions[0])
         assert a is made[0] and spares.pids() == {made[1].pid}
+        with spares.frozen():  # stopped while another solution is timed
+            assert _state(made[1].pid) == "T"
+        assert _state(made[1].pid) != "T"
         assert isinstance(a.call(Build(m.solutions[0], m.definition, "cpu", 0), timeout=120), Built)
         c = spares.take(m.solutions[2])  # past the batch: the next batch starts from its turn
         assert c is made[2] and [w.label for w in made] == ["a", "b", "c"]
