@@ -672,6 +672,6 @@ def _bench_timed(d: dict[str, Any], expect: Expect, w: str) -> BenchTimed:
                       _str(d["attributed"], f"{w}.attributed", MAX_NAME), _mapping(d["details"], f"{w}.details"))
 
 
-_DECODERS: dict[type, Any] = {Failure: _failure, Rejected: _rejected, Prepared: _prepared, Built: _built, Outputs: _outputs_reply,
-                              TimingStarted: _timing_started, Chunk: _chunk, TimingEnded: _timing_ended,
-                              BenchLoaded: _bench_loaded, BenchTimed: _bench_timed}
+_DECODERS: dict[type, Any] = {Failure: _failure, Rejected: _rejected, Prepared: _prepared, Built: _built,
+                              Outputs: _outputs_reply, TimingStarted: _timing_started, Chunk: _chunk,
+                              TimingEnded: _timing_ended, BenchLoaded: _bench_loaded, BenchTimed: _bench_timed}

@@ -17,8 +17,8 @@ from typing import Any, Callable
 from harness.execute import protocol
 from harness.execute.protocol import (BenchCaseInfo, BenchLoad, BenchLoaded, BenchTime, BenchTimed, Build, Built,
                                       Chunk, Command, Exit, Failure, HiddenWork, Outputs, Prepare, Prepared,
-                                      Rejected, Reply, Run,
-                                      TimedCheck, TimeChunk, TimeEnd, TimeStart, TimingEnded, TimingStarted)
+                                      Rejected, Reply, Run, TimedCheck, TimeChunk, TimeEnd, TimeStart, TimingEnded,
+                                      TimingStarted)
 from harness.results.trace import Status
 
 

@@ -169,6 +169,12 @@ class Runner:
         self.spares = Spares([], self._worker, self.kind, options.device_index, self.cfg.compile_timeout_s)  # run() fills it
 
     # -- reference ----------------------------------------------------------------------------
+    def _sweep(self) -> None:
+        """Kill every process of the run but those it keeps: the ones here before it, the waiting
+        prepared workers, the reference."""
+        ref_pid = self.ref.pid if self.ref is not None else None
+        kill_strays(keep=self.spared | self.spares.pids() | ({ref_pid} if ref_pid else set()))
+
     def _worker(self, sol: Solution) -> Worker:
         return Worker(sol.name, self.opt.log_dir, self.policy, sandbox.solution_key(sol), self.ledger, str(self.run_seed))
 
@@ -248,8 +254,7 @@ class Runner:
             except BaseException:
                 builds.abort()
                 raise
-            ref_pid = self.ref.pid if self.ref is not None else None
-            kill_strays(keep=self.spared | self.spares.pids() | ({ref_pid} if ref_pid else set()))  # a build's leftovers
+            self._sweep()  # what a build left
             return self._run(solutions, workloads, prebuilt)
         finally:
             self.spares.close()
@@ -336,9 +341,7 @@ class Runner:
                     worker.kill()
         finally:
             worker.close()
-            # what the solution left behind (a double fork out of its session included) dies with it
-            ref_pid = self.ref.pid if self.ref is not None else None
-            kill_strays(keep=self.spared | self.spares.pids() | ({ref_pid} if ref_pid else set()))
+            self._sweep()  # what the solution left behind (a double fork out of its session included) dies with it
 
     def _workload(self, worker: Worker, sol: Solution, w: Workload) -> Trace:
         cfg = self.cfg

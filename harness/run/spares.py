@@ -8,8 +8,8 @@ reference and the parallel builds, and again when a solution's turn finds no pre
 Prepare in flight is answered before the turn goes on, so no start-up competes with a measurement.
 
 A prepared worker holds harness code only, in its solution's own sandbox (scratch folder, uid),
-until its turn sends Build, and is stopped while a row is timed (`frozen`). A failed Prepare proves nothing: the turn starts a fresh worker, whose
-Build reports what is wrong.
+until its turn sends Build, and is stopped while a row is timed (`frozen`). A failed Prepare proves
+nothing: the turn starts a fresh worker, whose Build reports what is wrong.
 """
 from __future__ import annotations
 
@@ -75,12 +75,14 @@ class Spares:
                 stack.enter_context(worker.frozen())
             yield
 
+    def _waiting(self) -> list[Worker]:
+        return [w for _, w, _, _ in self._flight] + list(self._ready.values())
+
     def pids(self) -> set[int]:
         """The waiting workers, which a solution's stray sweep must spare."""
-        workers = [w for _, w, _, _ in self._flight] + list(self._ready.values())
-        return {w.pid for w in workers if w.pid is not None}
+        return {w.pid for w in self._waiting() if w.pid is not None}
 
     def close(self) -> None:
-        for worker in [w for _, w, _, _ in self._flight] + list(self._ready.values()):
+        for worker in self._waiting():
             worker.kill()
         self._flight, self._ready = [], {}

@@ -42,15 +42,16 @@ def _build_dir(name: str, files: list[Path], flags: list[str]) -> tuple[Path, di
     built from there, a solution recompiled in every run and once more after its parallel prebuild
     (14.5 s of each cuda_cpp first row on the H100, 2026-12-05)."""
     top = Path(os.path.commonpath([str(f.parent) for f in files]))
+    sources = {f: (f.relative_to(top), f.read_bytes()) for f in files}
     h = hashlib.sha256()
-    for f in files:
-        h.update(f.relative_to(top).as_posix().encode() + b"\0")
-        h.update(f.read_bytes())
+    for rel, data in sources.values():
+        h.update(rel.as_posix().encode() + b"\0")
+        h.update(data)
     h.update(" ".join(flags).encode())
     path = _build_root() / f"{name}-{h.hexdigest()[:12]}"
     copies: dict[Path, Path] = {}
-    for f in files:
-        target, data = path / "src" / f.relative_to(top), f.read_bytes()
+    for f, (rel, data) in sources.items():
+        target = path / "src" / rel
         if not target.is_file() or target.read_bytes() != data:  # rewritten only when missing: mtimes stay
             target.parent.mkdir(parents=True, exist_ok=True)
             partial = target.with_name(f".{target.name}.{os.getpid()}")
