@@ -32,6 +32,14 @@
 #         into dsl.part00 (.w3, with cudnnfe.tar.xz) and dsl.part01 (.w4, with tileiras.tar.xz)
 #   .sol: git -C <SOL-ExecBench mirror> archive 8d2237d examples | tar x -C .sol
 #   .w6: tileiras.tar.xz alone: a cold machine's c2 in one call, carry .whl + .w6 + .sol (cute_dsl UNSUPPORTED then)
+# Since 2026-12-06 (fourteenth session) the toolchains travel as one archive in three parts, unpacked to /tmp/site
+# and /tmp/cudnnfe once all three are on the machine: /tmp/site holds nvidia-cutlass-dsl-libs-cu13 4.8.1 unzipped, and
+# cuTile's compiler as it must run: tileiras, ptxas and libnvvm.so.4 of nvidia-cuda-tileiras, nvidia-cuda-nvcc and
+# nvidia-nvvm 13.4.92 with their dist-info (cuda.tile runs the wheel's tileiras only beside nvcc and nvvm of its version;
+# tileiras alone exits 5 "failed to compile Tile IR program", the H100's cutile failure of 2026-12-05); /tmp/cudnnfe/include
+# the cudnn frontend's headers. `tar cf - site cudnnfe | xz -6 -T2`, then the first 30 MB -> .w3/big.part0, the next
+# 49 MB -> .w4/big.part1, the rest -> .w7/big.part2. .s235/sol235.tar.xz: SOL-ExecBench's 235 problems (see sol_census.py).
+# Calls, back to back: census (carry .whl .w3 .s235 .sol), small (= stage; carry .w4), langs (carry .w7 .sol).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/h200}
@@ -45,6 +53,13 @@ handoff_tests() {  # $1: seconds; the CUDA IPC hand-over tests, the whole output
   grep -E "^(FAILED|ERROR)|Error|error|assert|passed|failed" "$OUT/handoff.txt" | head -20
 }
 
+for part in .w3/big.part0 .w4/big.part1 .w7/big.part2; do  # the toolchains archive, a third per call
+  [ -f "$part" ] && mkdir -p /tmp/stash && cp "$part" /tmp/stash/
+done
+if [ ! -f /tmp/.big_unpacked ] && [ -f /tmp/stash/big.part0 ] && [ -f /tmp/stash/big.part1 ] && [ -f /tmp/stash/big.part2 ]; then
+  mkdir -p /tmp/site && cat /tmp/stash/big.part0 /tmp/stash/big.part1 /tmp/stash/big.part2 | xz -d | tar x -C /tmp \
+    && chmod -R a+rX /tmp/site /tmp/cudnnfe && touch /tmp/.big_unpacked && echo "toolchains unpacked: /tmp/site, /tmp/cudnnfe"
+fi
 for d in .whl .w5a .w5; do  # each carried wheel folder once per warm machine
   if [ -d "$d" ] && ls "$d"/*.whl > /dev/null 2>&1 && [ ! -f "/tmp/site/.installed$d" ]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$d"/*.whl \
@@ -53,8 +68,7 @@ for d in .whl .w5a .w5; do  # each carried wheel folder once per warm machine
 done
 
 case "${1:-}" in
-stage)
-  mkdir -p /tmp/stash /tmp/cudnnfe && cp .w3/dsl.part00 /tmp/stash/ && tar xJf .w3/cudnnfe.tar.xz -C /tmp/cudnnfe
+stage|small)
   step versions
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
   python3 -c 'import sys, torch, triton, jsonschema, pydantic, flashinfer_bench, cuda.bench, tvm_ffi, cutlass_library, cuda.tile
@@ -93,10 +107,29 @@ ct)  # cutile's tileiras exit 5 on the H100 (2026-12-05): its full stderr, from 
   done
   head -c 2500 /tmp/ctd/*.tileir 2>/dev/null
   ;;
+census)  # carry .whl + .w3 + .s235: SOL-ExecBench's 235 problems, each reference run as its solution
+  mkdir -p /tmp/s235 && tar xJf .s235/sol235.tar.xz -C /tmp/s235 && chmod -R a+rX /tmp/s235
+  step "census: validate (as hpc-bench reads each problem)"
+  python3 bench/sol_census.py validate /tmp/s235/sol235 2>&1 | tail -9
+  step "census: run each problem's reference as its solution, first workload, 8 at once"
+  timeout "${CEN_S:-430}" python3 bench/sol_census.py run /tmp/s235/sol235 --jobs 8 --workloads 1 \
+    --deadline-s "$(( ${CEN_S:-430} - 25 ))" > "$OUT/census.txt" 2>&1
+  echo "exit $?"; grep -vE ": PASSED \(" "$OUT/census.txt" | cut -c1-260 | tail -60
+  ;;
+langs)  # carry .w7 (+ .sol): the last third of the toolchains; every rmsnorm language through make bench
+  [ -f /tmp/.big_unpacked ] || echo "TOOLCHAINS NOT UNPACKED (a cold machine since census/small?)"
+  step "cuTile's compiler as cuda.tile finds it, and the probe the build runs"
+  python3 -c 'import nvidia.cu13 as m, importlib.metadata as md; print(list(m.__path__)); print([(p, md.version(p)) for p in ("nvidia-cuda-tileiras", "nvidia-nvvm", "nvidia-cuda-nvcc")])' 2>&1 | tail -2
+  python3 -c 'from harness.execute.solutions.cutile_probe import compile_error; print("probe:", compile_error("sm_90"))' 2>&1 | tail -3
+  C_S=${C_S:-560} C2_COST=0 bash "$0" c2
+  step "SOL-ExecBench's cutile example (jamba_attn_proj), unmodified"
+  timeout 100 python3 -c 'import sys; from harness.cli.hpcbench import main; sys.exit(main())' .sol/examples/cutile/jamba_attn_proj \
+    --solution .sol/examples/cutile/jamba_attn_proj/solution_cutile.json --max-time-s 0.5 2>&1 | grep -vE '^\[ ' | tail -8
+  ;;
 c1|c2)
   part=$1  # each part ends within C_S (580) s: every step's timeout is cut to what is left (lim)
   began=$(date +%s); REP=/tmp/rep; mkdir -p "$REP"; exec > >(tee "$OUT/c-all.txt") 2>&1; lim() { local l=$(( ${C_S:-580} - ($(date +%s) - began) )); [ "$l" -gt "$1" ] && l=$1; [ "$l" -lt 5 ] && l=5; echo "$l"; }
-  if [ ! -f /tmp/site/.unpacked ]; then
+  if [ ! -f /tmp/site/.unpacked ] && [ ! -f /tmp/.big_unpacked ]; then
     if [ -f /tmp/stash/dsl.part00 ]; then cat /tmp/stash/dsl.part00 .w4/dsl.part01 | xz -d | tar x -C /tmp/site; else echo "NO STAGED PART: cold machine"; fi
     for t in .w4/tileiras.tar.xz .w6/tileiras.tar.xz; do [ -f "$t" ] && tar xJf "$t" -C /tmp/site && break; done
     chmod -R a+rX /tmp/site && touch /tmp/site/.unpacked  # the unzipped tileiras is 0744
@@ -178,5 +211,5 @@ PY
   done
   fi
   ;;
-*) echo "usage: $0 stage|t2|tl|ct|c1|c2" >&2; exit 2 ;;
+*) echo "usage: $0 census|small|langs|stage|t2|tl|ct|c1|c2" >&2; exit 2 ;;
 esac

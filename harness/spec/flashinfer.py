@@ -117,6 +117,23 @@ def _fp4_values(definition: dict[str, Any], workloads: list[dict[str, Any]]) -> 
                 gens[name] = {**gen, "fp4_shape": "values"}
 
 
+def _as_upstream_reads(definition: dict[str, Any], workloads: list[dict[str, Any]]) -> None:
+    """What upstream's loader lets through and uses: a workload axis the definition does not declare
+    still reaches the custom input generator (SOL-ExecBench's L2/032 passes `is_joint_block` so): it
+    becomes a var axis of the imported definition. A workload input the definition does not declare is
+    never read upstream (L2/068's `bias1`): it is dropped here too."""
+    axes, inputs = definition.get("axes"), definition.get("inputs")
+    if not isinstance(axes, dict) or not isinstance(inputs, dict):
+        return  # the schema says what is wrong
+    for w in workloads:
+        given, gens = w.get("axes"), w.get("inputs")
+        for name in given if isinstance(given, dict) else ():
+            if name not in axes:
+                axes[name] = {"type": "var", "description": "set by the workloads only (not declared upstream)"}
+        if isinstance(gens, dict):
+            w["inputs"] = {name: gen for name, gen in gens.items() if name in inputs}
+
+
 def _tolerance(raw: Any, defaults: dict[str, float]) -> Any:
     """Upstream's ToleranceSpec in opbench's terms: max_atol -> atol, max_rtol -> rtol, a required
     matched ratio r (also spelled required_match_ratio) -> max_mismatch 1 - r; max_error_cap kept."""
@@ -437,6 +454,7 @@ def import_problem(problem: Problem) -> tuple[dict[str, Any], Locator, list[Fiel
                 solutions.append(solution)
     if errors and not workloads:
         raise ManifestError(errors)  # nothing to check the rest against
+    _as_upstream_reads(definition, workloads)
     _scalars_to_python(definition, workloads)
     _fp4_values(definition, workloads)
     return {"schema_version": 1, "definition": definition, "workloads": workloads, "solutions": solutions}, loc, errors

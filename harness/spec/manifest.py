@@ -250,8 +250,9 @@ def _cross_check(doc: dict[str, Any], loc: Locator) -> list[FieldError]:
             elif w["inputs"][name]["type"] == "custom" and custom is None:
                 err(wp + ("inputs", name, "type"), "a 'custom' input needs definition.custom_inputs_entrypoint, "
                     "the reference's function that makes it")
-            elif d["inputs"][name].get("shape", []) is None and w["inputs"][name]["type"] != "scalar":
-                err(wp + ("inputs", name, "type"), f"input {name!r} is a scalar: expected type 'scalar'")
+            elif d["inputs"][name].get("shape", []) is None and w["inputs"][name]["type"] not in ("scalar", "custom"):
+                err(wp + ("inputs", name, "type"), f"input {name!r} is a scalar: expected type 'scalar' "
+                    "(or 'custom', made by the custom_inputs_entrypoint)")
         for name in d["inputs"]:
             if d["inputs"][name].get("shape", []) is None and name not in w.get("inputs", {}):
                 err(wp + ("inputs",), f"scalar input {name!r} needs a 'scalar' generator with a value")
@@ -281,7 +282,9 @@ def _cross_check(doc: dict[str, Any], loc: Locator) -> list[FieldError]:
         seen_ids[wid] = i
         for name, gen in w.get("inputs", {}).items():
             if gen.get("type") == "safetensors" and not (_base_dir(loc, wp + ("inputs", name)) / gen["path"]).is_file():
-                err(wp + ("inputs", name, "path"), f"safetensors file {gen['path']!r} does not exist")
+                err(wp + ("inputs", name, "path"), f"safetensors file {gen['path']!r} does not exist (a relative path is "
+                    "looked for below the workload file's folder, the TraceSet root and $FLASHINFER_TRACE_DIR, "
+                    "where upstream's flashinfer-trace data goes)")
 
     names: dict[str, int] = {}
     for i, s in enumerate(doc["solutions"]):

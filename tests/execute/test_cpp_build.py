@@ -3,7 +3,9 @@ headers are found, and a missing toolchain as UNSUPPORTED. The compile itself ru
 (`tests/execute/test_handoff.py`'s cuda run and `make bench` there); these are the parts that need none."""
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -116,6 +118,32 @@ def test_a_cutile_solution_without_tileiras_is_unsupported(tmp_path: Path, monke
     with pytest.raises(BuildError, match="need a CUDA device"):  # found: past the check, and on PATH for cuda.tile
         build_solution(solution, SimpleNamespace(kind="cpu"))  # type: ignore[arg-type]
     assert shutil.which("tileiras") == str(compiler)
+
+
+def test_a_tileiras_that_cannot_compile_makes_cutile_unsupported_with_the_versions(tmp_path: Path) -> None:
+    """The tileiras wheel alone, beside a CUDA 13.0 toolkit, exits 5 ("failed to compile Tile IR
+    program") on every kernel (the H100, 2026-12-05): the build compiles a probe first and says
+    UNSUPPORTED with the compiler's words and the wheel versions, instead of a RUNTIME_ERROR per call.
+    The compiler here is a stand-in that fails as that one did; cuda.tile, which runs it, is real."""
+    pytest.importorskip("cuda.tile")
+    from importlib import metadata
+    try:
+        pytest.skip(f"nvidia-cuda-tileiras {metadata.version('nvidia-cuda-tileiras')} is installed: cuda.tile runs that one")
+    except metadata.PackageNotFoundError:
+        pass
+    stub = tmp_path / "bin" / "tileiras"
+    stub.parent.mkdir()
+    stub.write_text("#!/bin/sh\necho 'error: failed to compile Tile IR program' >&2\nexit 5\n")
+    stub.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("CUDA_HOME", "CUDA_PATH")}
+    env["PATH"] = f"{stub.parent}{os.pathsep}{env.get('PATH', '')}"
+    code = ("from pathlib import Path; from harness.execute.solutions import check_tileiras, Unsupported\n"
+            "try:\n    check_tileiras(Path('STUB'), 'sm_90')\nexcept Unsupported as exc:\n    print('UNSUPPORTED', exc)")
+    out = subprocess.run([sys.executable, "-c", code.replace("STUB", str(stub))], env=env, cwd=Path(__file__).parents[2],
+                         capture_output=True, text=True, timeout=120).stdout
+    assert out.startswith(f"UNSUPPORTED the cuTile compiler at {stub} cannot compile for sm_90 here"), out
+    assert "failed to compile Tile IR program" in out and "nvidia-nvvm not installed" in out
+    assert "cuda-tile wants cuda-toolkit" in out and "pip install 'cuda-tile[tileiras]'" in out
 
 
 def test_the_same_sources_staged_twice_build_from_one_unchanged_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

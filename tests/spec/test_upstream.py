@@ -138,6 +138,45 @@ def fib_models() -> Any:
     return sys.modules["fib_models.trace"]
 
 
+SCALED = '''import torch
+
+def make_inputs(axes_and_scalars, device):
+    n = axes_and_scalars["n"]
+    return {"x": torch.randn(n, 4, device=device), "scale": 0.5 if axes_and_scalars["halve"] else 2.0}
+
+def run(x, scale):
+    return x * scale
+'''
+
+
+def test_what_upstream_lets_through_runs_as_upstream_runs_it(tmp_path: Path) -> None:
+    """Three things of SOL-ExecBench's published set that upstream's loader accepts: a scalar made by
+    the custom generator (Quant/011's routed_scaling_factor), a workload axis the definition does not
+    declare, read by that generator (L2/032's is_joint_block), a workload input the definition does not
+    declare, never read (L2/068's bias1)."""
+    problem = tmp_path / "scaled"
+    problem.mkdir()
+    (problem / "definition.json").write_text(json.dumps({
+        "name": "scaled", "axes": {"n": {"type": "var"}}, "custom_inputs_entrypoint": "make_inputs",
+        "inputs": {"x": {"shape": ["n", 4], "dtype": "float32"}, "scale": {"shape": None, "dtype": "float32"}},
+        "outputs": {"y": {"shape": ["n", 4], "dtype": "float32"}}, "reference": SCALED}))
+    lines = [{"uuid": f"w{h}", "axes": {"n": 3, "halve": h},
+              "inputs": {"x": {"type": "custom"}, "scale": {"type": "custom"}, "bias1": {"type": "custom"}}}
+             for h in (0, 1)]
+    (problem / "workload.jsonl").write_text("".join(json.dumps(l) + "\n" for l in lines))
+    sol = tmp_path / "solution.json"
+    sol.write_text(json.dumps({"name": "mine", "definition": "scaled", "sources": [{"path": "k.py", "content": SCALED}],
+                               "spec": {"languages": ["pytorch"], "entry_point": "k.py::run",
+                                        "destination_passing_style": False}}))
+    m = load_manifest(problem, Problem(folder=problem, solutions=(sol,)))
+    assert [w.axes for w in m.workloads] == [{"n": 3, "halve": 0}, {"n": 3, "halve": 1}]
+    assert [sorted(w.inputs) for w in m.workloads] == [["scale", "x"]] * 2
+    out = tmp_path / "traces.jsonl"
+    rc = hpc_bench([str(problem), "--solution", str(sol), "-o", str(out), "--device", "cpu", "--max-time-s", "0.1",
+                    "--rounds", "1", "--out", str(tmp_path / "report")])
+    assert rc == 0 and [json.loads(l)["evaluation"]["status"] for l in out.read_text().splitlines()] == ["PASSED"] * 2
+
+
 def test_hpc_bench_runs_a_sol_problem_and_writes_upstream_traces(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     problem, dps, ret = make_problem(tmp_path)
     out = tmp_path / "traces.jsonl"

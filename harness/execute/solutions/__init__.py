@@ -66,6 +66,35 @@ def _put_on_path(compiler: Path) -> None:
         os.environ["PATH"] = os.pathsep.join(filter(None, (str(compiler.parent), os.environ.get("PATH"))))
 
 
+def _toolkit_versions() -> str:
+    """The versions of the wheels tileiras runs with, and the range cuda-tile asks for."""
+    from importlib import metadata
+    have = []
+    for pkg in ("nvidia-cuda-tileiras", "nvidia-nvvm", "nvidia-cuda-nvcc"):
+        try:
+            have.append(f"{pkg} {metadata.version(pkg)}")
+        except metadata.PackageNotFoundError:
+            have.append(f"{pkg} not installed")
+    try:
+        wanted = next((r.split(";")[0] for r in metadata.requires("cuda-tile") or [] if "tileiras" in r), "")
+    except metadata.PackageNotFoundError:
+        wanted = ""
+    return ", ".join(have) + (f"; cuda-tile wants {wanted}" if wanted else "")
+
+
+def check_tileiras(compiler: Path, arch: str) -> None:
+    """UNSUPPORTED, with the compiler's words and what to install, when tileiras cannot compile a
+    16-element copy for this GPU (`arch`, e.g. "sm_90"; cutile_probe)."""
+    from harness.execute.solutions.cutile_probe import compile_error
+    error = compile_error(arch)
+    if error is not None:
+        raise Unsupported(
+            f"the cuTile compiler at {compiler} cannot compile for {arch} here ({error}); the "
+            "nvidia-cuda-tileiras wheel runs with the libnvvm and ptxas of nvidia-nvvm and nvidia-cuda-nvcc of "
+            f"its own version ({_toolkit_versions()}): pip install 'cuda-tile[tileiras]', or the three wheels "
+            "at one version that cuda-tile accepts (requirements-cuda.txt)")
+
+
 def build_solution(solution: Solution, device: Device) -> Callable[..., Any]:
     language = solution.language
     if language in CPP_LANGUAGES:
@@ -85,6 +114,10 @@ def build_solution(solution: Solution, device: Device) -> Callable[..., Any]:
             _put_on_path(compiler)
         if device.kind != "cuda":
             raise BuildError(f"{language} solutions need a CUDA device, not {device.kind}")
+        if language == "cutile":
+            import torch
+            major, minor = torch.cuda.get_device_capability(device.torch_device)
+            check_tileiras(compiler, f"sm_{major}{minor}")
         from harness.execute.solutions.pytorch import build
     else:
         raise BuildError(f"unknown language {language!r}; expected one of {LANGUAGES}")
