@@ -182,8 +182,10 @@ PY
   python3 - "$REP/bench-warm" <<'PY'
 import glob, json, sys
 for f in glob.glob(f"{sys.argv[1]}/*.json"):  # why each row that did not pass, in full (the table cuts it)
-    seen = set()
-    for t in json.load(open(f))["traces"]:
+    seen, r = set(), json.load(open(f))
+    rows = sum((t.get("cost_s") or {}).get("total", 0) for t in r["traces"])
+    print("run clock (s since the harness process started):", r["environment"].get("run_clock_s"), f"| rows' own total {rows:.1f} s")
+    for t in r["traces"]:
         if t["status"] != "PASSED" and t["solution"] not in seen:
             seen.add(t["solution"])
             print(t["solution"], t["status"], (t.get("message") or "")[:900].replace("\n", " | "))

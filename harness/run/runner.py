@@ -96,6 +96,19 @@ class RowClock:
         return {k: round(v, 4) for k, v in {**self.phases, "total": self.last - self.start}.items()}
 
 
+def since_start() -> float:
+    """Seconds since this process started (Linux's /proc; elsewhere since the first call), so a run's
+    marks include the interpreter's start and the imports before the runner."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        return round(float(Path("/proc/uptime").read_text().split()[0]) - ticks / os.sysconf("SC_CLK_TCK"), 2)
+    except (OSError, ValueError, IndexError):
+        return round(time.monotonic() - _FIRST, 2)
+
+
+_FIRST = time.monotonic()
+
+
 def host_available_bytes(meminfo: Path = Path("/proc/meminfo")) -> int | None:
     """MemAvailable: what the host can still give without swapping (None where there is no meminfo)."""
     try:
@@ -167,6 +180,8 @@ class Runner:
         self.policy = sandbox.policy()  # workers' uid and build cache (execute/sandbox)
         self.ledger = handoff.Ledger()  # device memory each worker handed over (no worker passes off another's)
         self.spares = Spares([], self._worker, self.kind, options.device_index, self.cfg.compile_timeout_s)  # run() fills it
+        # where the run's time outside the rows goes: seconds since the process started, at each mark
+        self.clock: dict[str, float] = {}
 
     # -- reference ----------------------------------------------------------------------------
     def _sweep(self) -> None:
@@ -241,6 +256,7 @@ class Runner:
     # -- the run ------------------------------------------------------------------------------
     def run(self) -> Report:
         guard_parent()  # a subreaper: a solution's double fork is re-parented here, where kill_strays finds it
+        self.clock["runner"] = since_start()
         workloads, solutions = list(self.m.workloads), list(self.m.solutions)  # --solution/--workload: in prepare()
         pending = [s for s in solutions if any((self.m.definition.name, w.id, s.name) not in self.opt.done for w in workloads)]
         builds = Prebuild(pending, self.m.definition, self.kind, self.opt.device_index, self.opt.log_dir, self.policy,
@@ -250,7 +266,9 @@ class Runner:
         try:
             try:
                 self._start_reference()  # while the compiled solutions build and the first workers start
+                self.clock["reference_ready"] = since_start()
                 prebuilt = builds.finish()
+                self.clock["builds_done"] = since_start()
             except BaseException:
                 builds.abort()
                 raise
@@ -267,10 +285,12 @@ class Runner:
         env["output_handoff"] = "cuda-ipc" if self.ref is not None and self.ref.handoff is not None else "pipe"
         if prebuilt:
             env["prebuild"] = prebuilt  # solution -> seconds its parallel build took, or why it failed
+        env["run_clock_s"] = self.clock
         traces: list[Trace] = []
         try:
             for sol in solutions:
                 self._solution(sol, workloads, traces)
+            self.clock["rows_done"] = since_start()
         except KeyboardInterrupt as exc:  # what finished is kept (results/interrupt)
             raise stopped(exc, [self._report(env, traces)]) from None
         finally:
