@@ -120,6 +120,21 @@ def test_a_cutile_solution_without_tileiras_is_unsupported(tmp_path: Path, monke
     assert shutil.which("tileiras") == str(compiler)
 
 
+def test_a_dsl_package_that_does_not_load_is_unsupported_with_its_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """nvidia-cutlass-dsl without its libraries imports as far as "No CTK flavor installed" (the H100,
+    2026-12-05): the machine lacks part of the toolchain, so the row is UNSUPPORTED, not COMPILE_ERROR."""
+    from types import SimpleNamespace
+    from harness.execute.solutions import build_solution
+    site = tmp_path / "site"
+    (site / "cutlass").mkdir(parents=True)
+    (site / "cutlass" / "__init__.py").write_text("raise RuntimeError('No CTK flavor installed: expected one or more of ...')\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "cutlass", raising=False)
+    with pytest.raises(Unsupported, match=r"'cutlass' package, which is installed here but does not load \(RuntimeError: "
+                                          r"No CTK flavor installed.*pip install 'nvidia-cutlass-dsl\[cu13\]'"):
+        build_solution(SimpleNamespace(language="cute_dsl"), SimpleNamespace(kind="cuda"))  # type: ignore[arg-type]
+
+
 def test_a_tileiras_that_cannot_compile_makes_cutile_unsupported_with_the_versions(tmp_path: Path) -> None:
     """The tileiras wheel alone, beside a CUDA 13.0 toolkit, exits 5 ("failed to compile Tile IR
     program") on every kernel (the H100, 2026-12-05): the build compiles a probe first and says

@@ -300,7 +300,7 @@ def test_a_missing_toolchain_is_unsupported_with_what_to_install(tmp_path: Path)
     (tmp_path / "m.yaml").write_text(yaml.safe_dump(doc))
     report = Runner(load_manifest(tmp_path / "m.yaml"), RunOptions(device="cpu", log_dir=tmp_path / "logs")).run()
     got = {t.solution: (str(t.status), t.message) for t in report.traces}
-    assert got["cute"][0] == "UNSUPPORTED" and "pip install nvidia-cutlass-dsl" in got["cute"][1]
+    assert got["cute"][0] == "UNSUPPORTED" and "pip install 'nvidia-cutlass-dsl[cu13]'" in got["cute"][1]
     assert got["cutlass"][0] == "SKIPPED"  # C++ languages target CUDA: on a CPU run they say so
     assert report.summary.ok  # neither says anything about the solutions
 

@@ -13,7 +13,7 @@ from harness.spec.model import CPP_LANGUAGES, Solution
 from harness.execute.solutions.common import BuildError, Unsupported, require
 
 # Python modules that drive a CUDA DSL or library: imported like a pytorch solution once the package is here.
-PYTHON_DSLS = {"cute_dsl": ("cutlass", "nvidia-cutlass-dsl"), "cutile": ("cuda.tile", "cuda-tile"),
+PYTHON_DSLS = {"cute_dsl": ("cutlass", "'nvidia-cutlass-dsl[cu13]'"), "cutile": ("cuda.tile", "cuda-tile"),
                "cudnn_frontend": ("cudnn", "nvidia-cudnn-frontend")}
 LANGUAGES = ("pytorch", "triton", "tilelang", *CPP_LANGUAGES, *PYTHON_DSLS)
 
@@ -95,6 +95,20 @@ def check_tileiras(compiler: Path, arch: str) -> None:
             "at one version that cuda-tile accepts (requirements-cuda.txt)")
 
 
+def _importable(language: str) -> None:
+    """The DSL's package imported before the solution's code: a package that is there but cannot load
+    (nvidia-cutlass-dsl without its libraries: "No CTK flavor installed", on the H100 on 2026-12-05)
+    is the machine's UNSUPPORTED, not the solution's COMPILE_ERROR."""
+    import importlib
+    module, install = PYTHON_DSLS[language]
+    try:
+        importlib.import_module(module)
+    except Exception as exc:  # whatever the package raises while loading itself
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise Unsupported(f"{language} solutions need the '{module}' package, which is installed here but does not "
+                          f"load ({type(exc).__name__}: {first[:300]}); reinstall it (pip install {install})")
+
+
 def build_solution(solution: Solution, device: Device) -> Callable[..., Any]:
     language = solution.language
     if language in CPP_LANGUAGES:
@@ -107,6 +121,7 @@ def build_solution(solution: Solution, device: Device) -> Callable[..., Any]:
         from harness.execute.solutions.tilelang import build
     elif language in PYTHON_DSLS:
         require(PYTHON_DSLS[language][0], language, PYTHON_DSLS[language][1])
+        _importable(language)
         if language == "cutile":
             compiler = tileiras()
             if compiler is None:
