@@ -32,14 +32,15 @@
 #         into dsl.part00 (.w3, with cudnnfe.tar.xz) and dsl.part01 (.w4, with tileiras.tar.xz)
 #   .sol: git -C <SOL-ExecBench mirror> archive 8d2237d examples | tar x -C .sol
 #   .w6: tileiras.tar.xz alone: a cold machine's c2 in one call, carry .whl + .w6 + .sol (cute_dsl UNSUPPORTED then)
-# Since 2026-12-06 (fourteenth session) the toolchains travel as one archive in three parts, unpacked to /tmp/site
-# and /tmp/cudnnfe once all three are on the machine: /tmp/site holds nvidia-cutlass-dsl-libs-cu13 4.8.1 unzipped, and
-# cuTile's compiler as it must run: tileiras, ptxas and libnvvm.so.4 of nvidia-cuda-tileiras, nvidia-cuda-nvcc and
-# nvidia-nvvm 13.4.92 with their dist-info (cuda.tile runs the wheel's tileiras only beside nvcc and nvvm of its version;
-# tileiras alone exits 5 "failed to compile Tile IR program", the H100's cutile failure of 2026-12-05); /tmp/cudnnfe/include
-# the cudnn frontend's headers. `tar cf - site cudnnfe | xz -6 -T2`, then the first 30 MB -> .w3/big.part0, the next
-# 49 MB -> .w4/big.part1, the rest -> .w7/big.part2. .s235/sol235.tar.xz: SOL-ExecBench's 235 problems (see sol_census.py).
-# Calls, back to back: census (carry .whl .w3 .s235 .sol), small (= stage; carry .w4), langs (carry .w7 .sol).
+# Since 2026-12-06 (fourteenth session) the toolchains travel as one archive in parts (big.part0, big.part1, ... and
+# big.count, their number, in .w3, .w4, ...), unpacked to /tmp/site and /tmp/cudnnfe once all are on the machine.
+# /tmp/site: cuTile's compiler as it must run: tileiras, ptxas and libnvvm.so.4 of nvidia-cuda-tileiras,
+# nvidia-cuda-nvcc and nvidia-nvvm 13.4.92 with their dist-info (cuda.tile runs the wheel's tileiras only beside nvcc
+# and nvvm of its version; tileiras alone exits 5 "failed to compile Tile IR program", the H100's cutile failure of
+# 2026-12-05); optionally nvidia-cutlass-dsl-libs-cu13 4.8.1 unzipped (92 MB more: a third call). /tmp/cudnnfe/include:
+# the cudnn frontend's headers. `tar cf - site cudnnfe | xz -6 -T2`, split so that each call carries under 64 MiB.
+# .s235/sol235.tar.xz: SOL-ExecBench's 235 problems (see sol_census.py).
+# 2026-12-06's calls, back to back: census (carry .whl .w3 .s235), langs (carry .w4 .sol).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/h200}
@@ -53,11 +54,11 @@ handoff_tests() {  # $1: seconds; the CUDA IPC hand-over tests, the whole output
   grep -E "^(FAILED|ERROR)|Error|error|assert|passed|failed" "$OUT/handoff.txt" | head -20
 }
 
-for part in .w3/big.part0 .w4/big.part1 .w7/big.part2; do  # the toolchains archive, a third per call
+for part in .w*/big.part* .w*/big.count; do  # the toolchains archive, in parts over consecutive calls
   [ -f "$part" ] && mkdir -p /tmp/stash && cp "$part" /tmp/stash/
 done
-if [ ! -f /tmp/.big_unpacked ] && [ -f /tmp/stash/big.part0 ] && [ -f /tmp/stash/big.part1 ] && [ -f /tmp/stash/big.part2 ]; then
-  mkdir -p /tmp/site && cat /tmp/stash/big.part0 /tmp/stash/big.part1 /tmp/stash/big.part2 | xz -d | tar x -C /tmp \
+if [ ! -f /tmp/.big_unpacked ] && [ -f /tmp/stash/big.count ] && [ "$(ls /tmp/stash/big.part* | wc -l)" = "$(cat /tmp/stash/big.count)" ]; then
+  mkdir -p /tmp/site && cat /tmp/stash/big.part* | xz -d | tar x -C /tmp \
     && chmod -R a+rX /tmp/site /tmp/cudnnfe && touch /tmp/.big_unpacked && echo "toolchains unpacked: /tmp/site, /tmp/cudnnfe"
 fi
 for d in .whl .w5a .w5; do  # each carried wheel folder once per warm machine
@@ -111,12 +112,12 @@ census)  # carry .whl + .w3 + .s235: SOL-ExecBench's 235 problems, each referenc
   mkdir -p /tmp/s235 && tar xJf .s235/sol235.tar.xz -C /tmp/s235 && chmod -R a+rX /tmp/s235
   step "census: validate (as hpc-bench reads each problem)"
   python3 bench/sol_census.py validate /tmp/s235/sol235 2>&1 | tail -9
-  step "census: run each problem's reference as its solution, first workload, 8 at once"
-  timeout "${CEN_S:-430}" python3 bench/sol_census.py run /tmp/s235/sol235 --jobs 8 --workloads 1 \
+  step "census: run each problem's reference as its solution, first workload, CEN_JOBS (12) at once"
+  timeout "${CEN_S:-430}" python3 bench/sol_census.py run /tmp/s235/sol235 --jobs "${CEN_JOBS:-12}" --workloads 1 \
     --deadline-s "$(( ${CEN_S:-430} - 25 ))" > "$OUT/census.txt" 2>&1
   echo "exit $?"; grep -vE ": PASSED \(" "$OUT/census.txt" | cut -c1-260 | tail -60
   ;;
-langs)  # carry .w7 (+ .sol): the last third of the toolchains; every rmsnorm language through make bench
+langs)  # carry the last part of the toolchains (+ .sol): every rmsnorm language through make bench
   [ -f /tmp/.big_unpacked ] || echo "TOOLCHAINS NOT UNPACKED (a cold machine since census/small?)"
   step "cuTile's compiler as cuda.tile finds it, and the probe the build runs"
   python3 -c 'import nvidia.cu13 as m, importlib.metadata as md; print(list(m.__path__)); print([(p, md.version(p)) for p in ("nvidia-cuda-tileiras", "nvidia-nvvm", "nvidia-cuda-nvcc")])' 2>&1 | tail -2
