@@ -22,6 +22,7 @@ LOGS = {
                     "TORCH_EXTENSION_NAME"),
     "cutlass headers": ("kernel.cu:3:10: fatal error: cutlass/gemm/device/gemm.h: No such file or directory", "CUTLASS_DIR"),
     "cudnn link": ("undefined symbol: cudnnCreate", "-lcudnn"),
+    "nvrtc link": ("opbench_cudnn_graph.so: undefined symbol: nvrtcGetProgramLogSize", "-lnvrtc"),
 }
 
 

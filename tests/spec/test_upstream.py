@@ -177,6 +177,37 @@ def test_what_upstream_lets_through_runs_as_upstream_runs_it(tmp_path: Path) -> 
     assert rc == 0 and [json.loads(l)["evaluation"]["status"] for l in out.read_text().splitlines()] == ["PASSED"] * 2
 
 
+SPLIT = '''import torch
+
+def run(x):
+    both = torch.stack([x * 2, x + 1])
+    return both[0], both[1]
+'''
+
+
+def test_a_reference_whose_outputs_are_views_of_one_tensor_is_a_good_reference(tmp_path: Path) -> None:
+    """SOL-ExecBench's L1/006, L1/035 and L1/065 references return views of one result; the reference is
+    trusted code, so its outputs are not held to the fresh-tensor rule a solution is (it was
+    INVALID_REFERENCE on the H100, 2026-12-06). A solution returning the same views is still refused."""
+    problem = tmp_path / "split"
+    problem.mkdir()
+    (problem / "definition.json").write_text(json.dumps({
+        "name": "split", "axes": {"n": {"type": "var"}}, "inputs": {"x": {"shape": ["n"], "dtype": "float32"}},
+        "outputs": {"a": {"shape": ["n"], "dtype": "float32"}, "b": {"shape": ["n"], "dtype": "float32"}},
+        "reference": SPLIT}))
+    (problem / "workload.jsonl").write_text(json.dumps({"uuid": "w", "axes": {"n": 8}, "inputs": {"x": {"type": "random"}}}) + "\n")
+    for name, code in (("fresh", "import torch\n\ndef run(x):\n    return x * 2, x + 1\n"), ("views", SPLIT)):
+        (tmp_path / f"{name}.json").write_text(json.dumps({
+            "name": name, "definition": "split", "sources": [{"path": "k.py", "content": code}],
+            "spec": {"languages": ["pytorch"], "entry_point": "k.py::run", "destination_passing_style": False}}))
+    out = tmp_path / "traces.jsonl"
+    hpc_bench([str(problem), "--solution", str(tmp_path / "fresh.json"), "--solution", str(tmp_path / "views.json"),
+               "-o", str(out), "--device", "cpu", "--max-time-s", "0.1", "--rounds", "1", "--out", str(tmp_path / "report")])
+    got = {json.loads(l)["solution"]: json.loads(l)["evaluation"] for l in out.read_text().splitlines()}
+    assert got["fresh"]["status"] == "PASSED", got["fresh"]
+    assert got["views"]["status"] != "PASSED" and "shares memory with another output" in str(got["views"].get("log")), got["views"]
+
+
 def test_hpc_bench_runs_a_sol_problem_and_writes_upstream_traces(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     problem, dps, ret = make_problem(tmp_path)
     out = tmp_path / "traces.jsonl"

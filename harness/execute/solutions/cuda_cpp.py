@@ -85,12 +85,14 @@ def _library(packages: tuple[str, ...], language: str, lib: str, install: str) -
     solution's own ld_flags (SOL-ExecBench's `-lcudnn`), finds the wheel's copy."""
     for package in packages:
         try:
-            base = Path(list(__import__(package, fromlist=["_"]).__path__)[0])
+            bases = [Path(b) for b in __import__(package, fromlist=["_"]).__path__]
         except ImportError:
             continue
-        found = sorted((base / "lib").glob(f"lib{lib}.so*"))
-        if not found:
+        # a namespace package (nvidia.cu13) may span several folders: the first that holds the library
+        base = next((b for b in bases if list((b / "lib").glob(f"lib{lib}.so*"))), None)
+        if base is None:
             continue
+        found = sorted((base / "lib").glob(f"lib{lib}.so*"))
         links = _build_root() / "links" / package
         links.mkdir(parents=True, exist_ok=True)
         link = links / f"lib{lib}.so"
@@ -132,7 +134,11 @@ def toolchain(language: str, sources: list[Path] = []) -> tuple[list[Path], list
     if language == "cudnn":
         includes, ldflags = _library(("nvidia.cudnn",), "cudnn", "cudnn", "nvidia-cudnn-cu13 (or -cu12, as torch's CUDA)")
         if any("cudnn_frontend" in f.read_text(errors="replace") for f in sources if f.is_file()):
-            includes = cudnn_frontend_includes() + includes
+            # the frontend calls NVRTC (it compiles some engines at run time): unlinked, the module's
+            # import fails on nvrtcGetProgramLogSize (the H100, 2026-12-06)
+            _, nvrtc = _library(("nvidia.cu13", "nvidia.cuda_nvrtc"), "cudnn", "nvrtc",
+                                "nvidia-cuda-nvrtc (torch's CUDA wheels bring it)")
+            includes, ldflags = cudnn_frontend_includes() + includes, ldflags + nvrtc
         return includes, ldflags
     if language == "cublas":
         return _library(("nvidia.cublas", "nvidia.cu13"), "cublas", "cublas", "nvidia-cublas (or nvidia-cublas-cu12, as torch's CUDA)")
@@ -150,6 +156,8 @@ def hint(log: str) -> str:
         return "hint: PYBIND11_MODULE must use TORCH_EXTENSION_NAME as the module name"
     if "cutlass/" in text and "no such file" in text:
         return "hint: CUTLASS headers not found: set CUTLASS_DIR or pip install nvidia-cutlass"
+    if "undefined symbol: nvrtc" in text or "undefined reference to `nvrtc" in text:
+        return "hint: link NVRTC: compile_options.ld_flags ['-lnvrtc'] (the cudnn frontend compiles some engines at run time)"
     if "cudnn" in text and ("undefined reference" in text or "undefined symbol" in text or "cannot find -lcudnn" in text):
         return "hint: link cuDNN: compile_options.ld_flags ['-lcudnn'] (and the cudnn wheel or toolkit)"
     if "cuda_home" in text or "nvcc" in text and "not found" in text:
