@@ -145,15 +145,15 @@ def _storage_ptr(t: torch.Tensor) -> int:
 
 
 def output_problems(outputs: list[Any], inputs: list[Any], earlier: list[torch.Tensor],
-                    device: torch.device | None = None) -> str | None:
-    """Why the returned outputs are not fresh tensors (on `device`, when given), or None when they are."""
+                    device: torch.device) -> str | None:
+    """Why the returned outputs are not fresh tensors on `device`, or None when they are."""
     in_ptrs = {_storage_ptr(t) for t in inputs if isinstance(t, torch.Tensor) and t.numel() > 0}
     old_ptrs = {_storage_ptr(t) for t in earlier if t.numel() > 0}
     seen: set[int] = set()
     for i, out in enumerate(outputs):
         if type(out) is not torch.Tensor:
             return f"output {i} is {type(out).__module__}.{type(out).__qualname__}, expected exactly torch.Tensor"
-        if device is not None and out.device.type != device.type:
+        if out.device.type != device.type:
             return f"output {i} is on {out.device.type}, expected {device.type} (the harness times the device)"
         if out.numel() == 0:
             continue

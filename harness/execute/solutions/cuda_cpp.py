@@ -89,10 +89,10 @@ def _library(packages: tuple[str, ...], language: str, lib: str, install: str) -
         except ImportError:
             continue
         # a namespace package (nvidia.cu13) may span several folders: the first that holds the library
-        base = next((b for b in bases if list((b / "lib").glob(f"lib{lib}.so*"))), None)
-        if base is None:
+        found = next((f for b in bases if (f := sorted((b / "lib").glob(f"lib{lib}.so*")))), None)
+        if found is None:
             continue
-        found = sorted((base / "lib").glob(f"lib{lib}.so*"))
+        base = found[0].parent.parent
         links = _build_root() / "links" / package
         links.mkdir(parents=True, exist_ok=True)
         link = links / f"lib{lib}.so"
