@@ -138,7 +138,7 @@ class BenchConfig:
     options, the override filter and the flags `harness reproduce` pins from this one table."""
 
     warmup_ms: float = knob(25.0, "--warmup-ms", "warm up for at least this many milliseconds")
-    warmup_count: int = knob(3, "--warmup-count", "and at least this many calls")
+    warmup_count: int = knob(3, "--warmup-count", "and at least this many calls, one on each input set")
     min_samples: int = knob(10, "--min-samples", "take at least this many samples")
     max_samples: int = knob(2000, "--max-samples", "stop after this many samples (row NOISY if not converged)")
     min_time_ms: float = knob(50.0, "--min-time-ms",

@@ -70,7 +70,9 @@ def test_sampler_measures_a_known_duration_on_cpu() -> None:
 
 def test_sampler_rotates_inputs_and_hooks_every_call() -> None:
     """Timed samples get (input set, sample number) before and after; warm-up and probe calls get
-    (input set, None) before, so the worker refreshes inputs for every call it makes."""
+    (input set, None) before, so the worker refreshes inputs for every call it makes. Warm-up calls
+    every input set, even past `warmup_count`: no timed sample is its set's first call, so a result
+    cached by buffer address is stale in every sample a re-check can pick."""
     seen: list[int] = []
     before: list[tuple[int, int | None]] = []
     after: list[tuple[int, int]] = []
@@ -80,11 +82,11 @@ def test_sampler_rotates_inputs_and_hooks_every_call() -> None:
     sampler.warmup()
     sampler.chunk(6)
     sampler.chunk(2)
-    assert seen == [0, 1, 0, 1, 2, 0, 1, 2, 0, 1]
-    assert before == [(0, None), (1, None), *[(k % 3, k) for k in range(8)]]
+    assert seen == [0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1]
+    assert before == [(0, None), (1, None), (2, None), *[(k % 3, k) for k in range(8)]]
     assert after == [(k % 3, k) for k in range(8)]
     sampler.hidden_work_check(reps=2)
-    assert before[10:] == [(0, None)] * 2  # the call, twice (the baseline calls nothing: no redraw)
+    assert before[11:] == [(0, None)] * 2  # the call, twice (the baseline calls nothing: no redraw)
 
 
 def test_cold_cache_flushes_before_every_sample() -> None:
