@@ -41,6 +41,8 @@
 # the cudnn frontend's headers. `tar cf - site cudnnfe | xz -6 -T2`, split so that each call carries under 64 MiB.
 # .s235/sol235.tar.xz: SOL-ExecBench's 235 problems (see sol_census.py).
 # 2026-12-06's calls, back to back: census (carry .whl .w3 .s235), langs (carry .w4 .sol).
+# 2026-12-06 (fifteenth session), with the CuTe DSL libraries in the archive (3 parts): CEN_ONLY="L2/ Quant/ FlashInfer"
+#   census (carry .whl .s235 .w3), CEN_ONLY=L1/ census (carry .w4), langs (carry .w5 .sol).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/h200}
@@ -108,14 +110,14 @@ ct)  # cutile's tileiras exit 5 on the H100 (2026-12-05): its full stderr, from 
   done
   head -c 2500 /tmp/ctd/*.tileir 2>/dev/null
   ;;
-census)  # carry .whl + .w3 + .s235: SOL-ExecBench's 235 problems, each reference run as its solution
-  mkdir -p /tmp/s235 && tar xJf .s235/sol235.tar.xz -C /tmp/s235 && chmod -R a+rX /tmp/s235
-  step "census: validate (as hpc-bench reads each problem)"
-  python3 bench/sol_census.py validate /tmp/s235/sol235 2>&1 | tail -9
-  step "census: run each problem's reference as its solution, first workload, CEN_JOBS (12) at once"
-  timeout "${CEN_S:-430}" python3 bench/sol_census.py run /tmp/s235/sol235 --jobs "${CEN_JOBS:-12}" --workloads 1 \
-    --deadline-s "$(( ${CEN_S:-430} - 25 ))" > "$OUT/census.txt" 2>&1
-  echo "exit $?"; grep -vE ": PASSED \(" "$OUT/census.txt" | cut -c1-260 | tail -60
+census)  # carry .whl + .s235 (+ a toolchains part): SOL-ExecBench's 235 problems, each reference run as its solution
+  [ -d /tmp/s235/sol235 ] || { mkdir -p /tmp/s235 && tar xJf .s235/sol235.tar.xz -C /tmp/s235 && chmod -R a+rX /tmp/s235; }
+  [ -n "${CEN_VALIDATE:-}" ] && { step "census: validate (as hpc-bench reads each problem)"; python3 bench/sol_census.py validate /tmp/s235/sol235 2>&1 | tail -9; }
+  step "census: each reference as its solution, first workload, CEN_JOBS (6) at once, then the rest alone: ${CEN_ONLY:-all}"
+  # shellcheck disable=SC2086
+  timeout "${CEN_S:-430}" python3 bench/sol_census.py run /tmp/s235/sol235 --jobs "${CEN_JOBS:-6}" --workloads 1 \
+    --deadline-s "$(( ${CEN_S:-430} - 25 ))" --again-alone ${CEN_ONLY:+--only $CEN_ONLY} > "$OUT/census.txt" 2>&1
+  echo "exit $?"; grep -vE ": PASSED \(" "$OUT/census.txt" | cut -c1-260 | tail -70
   ;;
 langs)  # carry the last part of the toolchains (+ .sol): every rmsnorm language through make bench
   [ -f /tmp/.big_unpacked ] || echo "TOOLCHAINS NOT UNPACKED (a cold machine since census/small?)"

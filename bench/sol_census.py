@@ -111,19 +111,39 @@ def cmd_validate(root: Path) -> None:
             print(f"  {c}: {n} x {r}")
 
 
-def cmd_run(root: Path, jobs: int, workloads: int, max_time_s: float, deadline_s: float, only: list[str], device: str) -> None:
+def cmd_run(root: Path, jobs: int, workloads: int, max_time_s: float, deadline_s: float, only: list[str], device: str,
+            again_alone: bool) -> None:
     began = time.monotonic()
     todo = [f for f in problems(root) if (not only or any(o in str(f) for o in only)) and not validate(f)]
     print(f"{len(todo)} problems validate; running their references, {jobs} at once, "
           f"first {workloads} workload(s) each", flush=True)
-    results: list[dict[str, Any]] = []
-    scratch = Path(tempfile.mkdtemp(prefix="sol-census-"))
+    first = began + deadline_s * (0.75 if again_alone else 1.0)  # a quarter kept for the second pass
+    results, skipped = run_all(todo, Path(tempfile.mkdtemp(prefix="sol-census-")), jobs, workloads, max_time_s, first, device)
+    print(f"\nnot started before the deadline: {skipped}\n")
+    table(todo, results)
+    failed = [r for r in results if not (r["statuses"] and all(s == "PASSED" for s in r["statuses"]))]
+    if again_alone and failed:  # one at a time: what a shared GPU and host did to the parallel pass shows
+        print(f"\nagain, one at a time: the {len(failed)} that did not pass", flush=True)
+        again, skipped = run_all([root / r["category"] / r["problem"] for r in failed], Path(tempfile.mkdtemp(prefix="sol-alone-")),
+                                 1, workloads, max_time_s, began + deadline_s, device)
+        print(f"\nnot started again before the deadline: {skipped}\n")
+        kept = {(r["category"], r["problem"]): r for r in results}
+        kept.update({(r["category"], r["problem"]): r for r in again})
+        print("after the second pass (one at a time):")
+        table(todo, list(kept.values()))
+
+
+def run_all(todo: list[Path], scratch: Path, jobs: int, workloads: int, max_time_s: float, deadline: float,
+            device: str) -> tuple[list[dict[str, Any]], int]:
+    """Each problem of `todo`, `jobs` at once, until the monotonic `deadline`: the results, and how
+    many were not started."""
     scratch.chmod(0o755)
+    results: list[dict[str, Any]] = []
     with ThreadPoolExecutor(jobs) as pool:
         running: set[Future[dict[str, Any]]] = set()
         queue = list(todo)
         while queue or running:
-            left = deadline_s - (time.monotonic() - began)
+            left = deadline - time.monotonic()
             while queue and len(running) < jobs and left > 30:
                 running.add(pool.submit(run_one, queue.pop(0), scratch, workloads, max_time_s, max(left - 5, 10), device))
             if not running:
@@ -136,8 +156,10 @@ def cmd_run(root: Path, jobs: int, workloads: int, max_time_s: float, deadline_s
                       f"({r['s']:.0f} s) {r['message'][:160]}", flush=True)
             if not done and left <= 1:
                 break
-        skipped = len(queue)
-    print(f"\nnot started before the deadline: {skipped}\n")
+        return results, len(queue)
+
+
+def table(todo: list[Path], results: list[dict[str, Any]]) -> None:
     print("| category | validated | run | PASSED (every workload run) | other |\n|---|---|---|---|---|")
     for c in CATEGORIES:
         mine = [r for r in results if r["category"] == c]
@@ -157,11 +179,13 @@ def main() -> None:
     p.add_argument("--deadline-s", type=float, default=480)
     p.add_argument("--device", default="cuda")
     p.add_argument("--only", nargs="*", default=[], help="run the problems whose path has one of these")
+    p.add_argument("--again-alone", action="store_true", help="then run each problem that did not pass again, alone")
     args = p.parse_args()
     if args.what == "validate":
         cmd_validate(args.root)
     else:
-        cmd_run(args.root, args.jobs, args.workloads, args.max_time_s, args.deadline_s, args.only, args.device)
+        cmd_run(args.root, args.jobs, args.workloads, args.max_time_s, args.deadline_s, args.only, args.device,
+                args.again_alone)
 
 
 if __name__ == "__main__":

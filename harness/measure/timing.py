@@ -192,9 +192,14 @@ class Sampler:
         self.escaped.extend(escaped(acts))  # every cupti sample doubles as a hidden-work probe
         return [t / 1e3 / self.divisor for t in times]
 
-    def hidden_work_check(self, reps: int = 5) -> dict[str, float]:
+    def hidden_work_check(self, reps: int = 5, tries: int = 3) -> dict[str, float]:
         """Compare device events with the host clock over the same call, synchronizing the whole
-        device after it: work queued on another stream or thread shows up only in the host clock."""
+        device after it: work queued on another stream or thread shows up only in the host clock.
+
+        A host clock well above the events is measured again, up to `tries` times in all, and the
+        try with the least gap is reported: hidden work widens every try, while a host shared with
+        other runs (a census of 12 problems at once on one GPU read honest references 1.5-3.5x slow
+        by the host clock) widens some."""
         dev = self.device
 
         def measure(call: Callable[[], Any], fresh: bool = True) -> tuple[float, float]:
@@ -215,12 +220,18 @@ class Sampler:
                     ev.append(start.elapsed_ms(end))
             return statistics.median(ev), statistics.median(wall)
 
-        _, base_wall = measure(lambda: None, fresh=False)
-        events_ms, wall_ms = measure(self.calls[0])
-        events_ms /= self.divisor
-        wall_ms = (wall_ms - base_wall) / self.divisor
-        out: dict[str, Any] = {"events_ms": events_ms, "wall_ms": wall_ms, "baseline_ms": base_wall,
-                               "hidden_ms": max(wall_ms - events_ms, 0.0)}
+        out: dict[str, Any] = {}
+        for _ in range(max(tries, 1)):
+            _, base_wall = measure(lambda: None, fresh=False)
+            events_ms, wall_ms = measure(self.calls[0])
+            events_ms /= self.divisor
+            wall_ms = (wall_ms - base_wall) / self.divisor
+            got = {"events_ms": events_ms, "wall_ms": wall_ms, "baseline_ms": base_wall,
+                   "hidden_ms": max(wall_ms - events_ms, 0.0)}
+            if not out or got["hidden_ms"] < out["hidden_ms"]:
+                out = got
+            if not hidden_work_suspected(out):
+                break
         out.update(self._escaped_work())
         return out
 

@@ -1,20 +1,21 @@
-"""Solution workers started ahead of their turn, a batch at a time, while nothing is timed.
+"""Solution workers started ahead of their turn, a window of them at a time, never while a row is timed.
 
 Without this, each solution's first row pays, one solution after another, for work that needs no
 solution code: spawning Python, importing torch, opening the device, starting the profiler the
-cupti timer reads (about 5 s a solution on the H100, 2026-12-05: half of a warm `make bench`). A
-batch of the next solutions' workers does it at once (`Prepare`): at the run's start, beside the
-reference and the parallel builds, and again when a solution's turn finds no prepared worker. Every
-Prepare in flight is answered before the turn goes on, so no start-up competes with a measurement.
+cupti timer reads (about 5 s a solution on the H100, 2026-12-05: half of a warm `make bench`). The
+next BATCH solutions' workers do it (`Prepare`) while earlier solutions build and run: a batch at the
+run's start, beside the reference and the parallel builds, then one more each time a turn takes its
+worker, so a turn never waits for a whole batch to start (the ninth solution of a warm `make bench`
+on the H100 waited 10 s for the second batch, 2026-12-06). A worker still starting is stopped, as a
+prepared one is, while a row is timed (`frozen`): no start-up competes with a measurement.
 
 A prepared worker holds harness code only, in its solution's own sandbox (scratch folder, uid),
-until its turn sends Build, and is stopped while a row is timed (`frozen`). A failed Prepare proves
-nothing: the turn starts a fresh worker, whose Build reports what is wrong.
+until its turn sends Build. A failed Prepare proves nothing: the turn starts a fresh worker, whose
+Build reports what is wrong.
 """
 from __future__ import annotations
 
 import contextlib
-import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
@@ -22,7 +23,7 @@ from harness.execute.isolation import Worker, WorkerError
 from harness.execute.protocol import Command, Prepare
 from harness.spec.model import Solution
 
-BATCH = 8  # workers prepared at once: each holds a device context (about 0.5 GB of a GPU's memory)
+BATCH = 8  # workers prepared or starting at once: each holds a device context (about 0.5 GB of a GPU's memory)
 PROFILER = True  # whether a prepared worker also starts the profiler (CUPTI) before its turn
 
 
@@ -35,7 +36,7 @@ class Spares:
     kind: str
     device_index: int
     timeout_s: float
-    _flight: list[tuple[str, Worker, Command, float]] = field(default_factory=list)
+    _flight: list[tuple[str, Worker, Command]] = field(default_factory=list)
     _ready: dict[str, Worker] = field(default_factory=dict)
     _asked: set[str] = field(default_factory=set)
 
@@ -51,32 +52,39 @@ class Spares:
             except WorkerError:
                 worker.kill()
                 continue
-            self._flight.append((sol.name, worker, sent, time.monotonic()))
+            self._flight.append((sol.name, worker, sent))
         return self
 
     def take(self, sol: Solution) -> Worker | None:
-        if sol.name not in self._asked and sol in self.order:
-            self.fill(self.order.index(sol))
-        while self._flight:  # all of the batch, so none is still starting when the turn is timed
-            name, worker, sent, began = self._flight.pop(0)
-            try:
-                worker.receive(sent, timeout=max(0.0, self.timeout_s - (time.monotonic() - began)))
-                self._ready[name] = worker
+        """`sol`'s worker once its Prepare is answered (the others go on starting), and the window
+        moved on: the solution BATCH turns ahead is asked now."""
+        if sol not in self.order:
+            return None
+        at = self.order.index(sol)
+        self.fill(at)
+        for entry in [e for e in self._flight if e[0] == sol.name]:
+            self._flight.remove(entry)
+            _, worker, sent = entry
+            try:  # its whole timeout from now: time spent stopped while rows were timed is not its own
+                worker.receive(sent, timeout=self.timeout_s)
+                self._ready[sol.name] = worker
             except WorkerError:
                 worker.kill()
+        self.fill(at + 1)
         return self._ready.pop(sol.name, None)
 
     @contextlib.contextmanager
     def frozen(self) -> Iterator[None]:
-        """The waiting workers stopped for the block, as the idle side of a timed pair is: harness code
-        only, but a torch process's threads should not share the cores with a measurement."""
+        """The waiting workers, prepared or still starting, stopped for the block, as the idle side of
+        a timed pair is: harness code only, but a torch process's threads (or its start-up) should not
+        share the cores with a measurement."""
         with contextlib.ExitStack() as stack:
-            for worker in self._ready.values():
+            for worker in self._waiting():
                 stack.enter_context(worker.frozen())
             yield
 
     def _waiting(self) -> list[Worker]:
-        return [w for _, w, _, _ in self._flight] + list(self._ready.values())
+        return [w for _, w, _ in self._flight] + list(self._ready.values())
 
     def pids(self) -> set[int]:
         """The waiting workers, which a solution's stray sweep must spare."""

@@ -106,6 +106,32 @@ def test_hidden_work_check_on_cpu_sees_no_hidden_work() -> None:
     assert check["events_ms"] >= 1.9 and not hidden_work_suspected(check)
 
 
+class LeavesWork(CpuDevice):
+    """A device where the first `calls` calls leave 5 ms of work that only a synchronize waits for,
+    as work on a side stream does: the host clock sees it, the events around the call do not."""
+
+    def __init__(self, calls: int) -> None:
+        self.left, self.pending = calls, False
+
+    def call(self) -> None:
+        if self.left:
+            self.left, self.pending = self.left - 1, True
+
+    def synchronize(self) -> None:
+        if self.pending:
+            time.sleep(0.005)
+            self.pending = False
+
+
+@pytest.mark.parametrize("calls, suspected", [(5, False), (10**6, True)])
+def test_hidden_work_check_confirms_before_it_accuses(calls: int, suspected: bool) -> None:
+    """A gap in one try (5 reps), as a host shared with other runs makes, is measured again and
+    cleared; a gap in every try, as hidden work makes, stays."""
+    dev = LeavesWork(calls)
+    check = Sampler(dev, [dev.call], BenchConfig(cache="warm")).hidden_work_check(reps=5)
+    assert hidden_work_suspected(check) == suspected, check
+
+
 def test_a_chunk_of_slow_samples_is_cut_to_fit_the_time_cap() -> None:
     """The stopping rule runs between chunks: ten 0.7 s samples would overshoot a 2 s cap by 5 s."""
     from harness.measure.timing import chunk_size

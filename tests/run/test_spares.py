@@ -1,5 +1,5 @@
-"""Solution workers start ahead of their turn, a batch at once, with harness code only (Prepare), and wait
-stopped while another is timed; each turn takes its own, every Prepare in flight answered first; the
+"""Solution workers start ahead of their turn, a window of them, with harness code only (Prepare), and wait
+stopped (or start stopped) while another is timed; each turn takes its own and moves the window on; the
 stray sweep after a solution spares them; whatever is not taken is gone at the end (real workers, CPU)."""
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def _state(pid: int, want: str = "T", settle_s: float = 2.0) -> str:
         time.sleep(0.01)
 
 
-def test_a_batch_starts_at_once_and_each_turn_takes_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_window_starts_at_once_and_each_turn_takes_its_own_and_moves_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(spares_mod, "BATCH", 2)
     m = _manifest(tmp_path, ["a", "b", "c"])
     made: list[Worker] = []
@@ -50,14 +50,15 @@ def test_a_batch_starts_at_once_and_each_turn_takes_its_own(tmp_path: Path, monk
     spares = Spares(list(m.solutions), make, "cpu", 0, 120).fill()
     try:
         assert [w.label for w in made] == ["a", "b"] and all(w.alive for w in made)  # a batch, not one by one
-        a = spares.take(m.solutions[0])
-        assert a is made[0] and spares.pids() == {made[1].pid}
-        with spares.frozen():  # stopped while another solution is timed
-            assert _state(made[1].pid) == "T"
+        a = spares.take(m.solutions[0])  # the window moves on: c starts, b may still be starting
+        assert a is made[0] and [w.label for w in made] == ["a", "b", "c"]
+        assert spares.pids() == {made[1].pid, made[2].pid}
+        with spares.frozen():  # stopped while another solution is timed, started or still starting
+            assert _state(made[1].pid) == "T" and _state(made[2].pid) == "T"
         assert _state(made[1].pid, want="S") != "T"
         assert isinstance(a.call(Build(m.solutions[0], m.definition, "cpu", 0), timeout=120), Built)
-        c = spares.take(m.solutions[2])  # past the batch: the next batch starts from its turn
-        assert c is made[2] and [w.label for w in made] == ["a", "b", "c"]
+        c = spares.take(m.solutions[2])  # its own Prepare answered; b's goes on
+        assert c is made[2] and spares.pids() == {made[1].pid}
     finally:
         spares.close()
         for w in made:
