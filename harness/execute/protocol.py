@@ -102,6 +102,7 @@ class Outputs:
     received); a non-tensor output comes as a placeholder string so the parent's comparison names it."""
 
     outputs: list[Any]
+    updated: list[str] = field(default_factory=list)  # inputs the reference updated in place (an in-place op)
 
 
 @dataclass(frozen=True)
@@ -262,6 +263,7 @@ class Run(Command):
     seed: int
     draw: int | None = None
     on_device: bool = False  # outputs as device handles (set by the parent's Worker after a good probe)
+    updates: tuple[str, ...] = ()  # inputs the reference updates in place: a solution may too, and return them
 
     def expect(self, before: Expect) -> Expect:
         data = _data_bytes(before, self.workload)
@@ -279,6 +281,7 @@ class TimeStart(Command):
     seeds: list[int]
     cfg: BenchConfig
     key: int = 0
+    updates: tuple[str, ...] = ()  # inputs updated in place: restored before every call, as upstream clones them
 
     def expect(self, before: Expect) -> Expect:
         return replace(before, samples=None, input_sets=len(self.seeds), frame_bytes=SMALL_FRAME,
@@ -594,7 +597,8 @@ def _built(d: dict[str, Any], expect: Expect, w: str) -> Built:
 
 
 def _outputs_reply(d: dict[str, Any], expect: Expect, w: str) -> Outputs:
-    return Outputs(_outputs(d["outputs"], f"{w}.outputs", expect))
+    updated = [_str(n, f"{w}.updated[{i}]", MAX_NAME) for i, n in enumerate(_list(d["updated"], f"{w}.updated", most=MAX_ITEMS))]
+    return Outputs(_outputs(d["outputs"], f"{w}.outputs", expect), updated)
 
 
 def _timing_started(d: dict[str, Any], expect: Expect, w: str) -> TimingStarted:

@@ -180,21 +180,25 @@ class WorkerState:
         tampered = why or self.guard.after_call() or self._persisting_cache()
         if tampered:
             return Rejected(Status.TAMPERED, tampered)
-        bad = mutated_inputs(entry["names"], before, entry["inputs"])
+        changed = mutated_inputs(entry["names"], before, entry["inputs"])
+        # the reference is trusted code: what it updates in place is the operation (SOL-ExecBench's L1/018
+        # writes a KV cache and returns it), which the parent then lets a solution do (`cmd.updates`)
+        bad = [] if self.is_reference else [n for n in changed if n not in cmd.updates]
         if bad:
             return Rejected(Status.INPUT_MUTATED, f"solution modified input(s) {', '.join(bad)}")
         outs, why = self._collect(result, cmd.on_device)
-        # the reference is trusted code: upstream references return views of one tensor (SOL-ExecBench's
-        # L1/006, L1/035, L1/065 split a result), which only a solution could use to dodge a check
+        # and its outputs may be views of one tensor (L1/006, L1/035, L1/065 split a result), which only
+        # a solution could use to dodge a check; a solution may return an input it updates, as the reference does
         if why is None and not self.dps and not self.is_reference:
             from harness.execute.correctness import as_output_list
             live = as_output_list(result, list(self.definition.outputs))
-            why = output_problems(live, entry["inputs"], self.kept, dev.torch_device)
+            held = [t for n, t in zip(entry["names"], entry["inputs"]) if n not in cmd.updates]
+            why = output_problems(live, held, self.kept, dev.torch_device)
             if why is None:
                 self.kept = [o for o in live if isinstance(o, __import__("torch").Tensor)]
         if why is not None:
             return Rejected(Status.INVALID_OUTPUT, why)
-        return Outputs(outs)
+        return Outputs(outs, changed if self.is_reference else [])
 
     def _persisting_cache(self) -> str | None:
         """Why the device's cache is not what the flush assumes: lines set to persist survive it."""
@@ -207,8 +211,9 @@ class WorkerState:
     def time_start(self, cmd: TimeStart) -> TimingStarted:
         """Inputs per seed, the sampler, warm-up. Before every call the random inputs of its set are
         redrawn (timed sample k: key `draw_key(cmd.key, k)`, which the parent can recompute) and
-        destination buffers refilled with NaN; after a sample the parent asked to keep, its outputs
-        are copied on the device."""
+        destination buffers refilled with NaN, and the inputs an in-place operation updates restored
+        (`cmd.updates`); after a sample the parent asked to keep, its outputs are copied on the device."""
+        import torch
         from harness.execute.inputs import drawn_inputs, generate_inputs, poison, redraw, workload_bytes
         from harness.execute.protocol import MAX_KEPT, draw_key
         from harness.measure.timing import Sampler
@@ -226,8 +231,15 @@ class WorkerState:
 
         untimed = iter(range(-1, -(1 << 62), -1))  # keys of warm-up and probe calls: fresh inputs there too
 
+        pristine = [[t.clone() if n in cmd.updates and isinstance(t, torch.Tensor) else None
+                     for n, t in zip(e["names"], e["inputs"])]
+                    for e in self.pool]  # what each call finds in the inputs an in-place operation updates
+
         def before(i: int, k: int | None) -> None:  # k: the timed sample, None for a warm-up or probe call
             entry = self.pool[i]
+            for t, kept in zip(entry["inputs"], pristine[i]):
+                if kept is not None:
+                    t.copy_(kept)
             if fresh:
                 redraw(workload, entry["names"], entry["inputs"], draw_key(cmd.key, next(untimed) if k is None else k))
             if entry["outputs"] is not None:

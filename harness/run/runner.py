@@ -174,6 +174,7 @@ class Runner:
         # grow with workloads x output size
         self.expected: dict[tuple[str, int], list[torch.Tensor]] = {}
         self.bad_reference: dict[str, str] = {}  # workload id -> why its reference is unusable
+        self.updates: dict[str, tuple[str, ...]] = {}  # workload id -> inputs its reference updates in place
         self.row: RowClock | None = None  # the row being run, for its trace's cost_s
         self.workload_fault = False  # the row failed for its workload's size, not for the solution
         self.spared = descendants(os.getpid())  # processes that were here before this run are not its strays
@@ -241,6 +242,8 @@ class Runner:
             except InvalidReference as exc:
                 self.bad_reference[w.id] = str(exc)  # every later solution gets the same row, without a re-run
                 raise
+            if reply.updated:  # an in-place operation: a solution may update these too (and is timed on fresh ones)
+                self.updates[w.id] = tuple(n for n in reply.updated if n in self.m.definition.inputs)
             self._keep_expected(key, reply.outputs)
             return reply.outputs
         return self.expected[key]
@@ -376,7 +379,7 @@ class Runner:
             for seed in seeds:
                 expected = self._expected(w, seed)
                 t0 = time.monotonic()
-                reply = worker.call(Run(w, seed), timeout=cfg.run_timeout_s)
+                reply = worker.call(Run(w, seed, updates=self.updates.get(w.id, ())), timeout=cfg.run_timeout_s)
                 run_s = time.monotonic() - t0
                 if not isinstance(reply, Outputs):  # the worker's own checks rejected the call
                     return self._trace(sol, w, reply.status, reply.message, correctness=correctness)
@@ -387,6 +390,8 @@ class Runner:
                     return self._trace(sol, w, verdict.status, f"round {correctness['rounds']}: {verdict.message}",
                                        correctness=correctness)
             self._lap("correctness")
+            if w.id in self.updates:
+                correctness["updated_in_place"] = list(self.updates[w.id])
             return self._timed(worker, sol, w, seeds, correctness, run_s)
         except WorkerError as exc:
             return self._trace(sol, w, Status(exc.status), exc.message, correctness=correctness)
@@ -403,8 +408,9 @@ class Runner:
         t_run = cfg.run_timeout_s
         secret = secrets.randbits(62)  # the solution's redraws: the parent recomputes any sample's inputs from it
         with self.spares.frozen():  # warm-up sizes the hold from the host's launch time: no start-up beside it
-            start_s = worker.call(TimeStart(w, seeds, cfg, secret), timeout=t_run)
-            self._ref_call(TimeStart(w, seeds, cfg, secrets.randbits(62)), timeout=t_run)
+            updates = self.updates.get(w.id, ())
+            start_s = worker.call(TimeStart(w, seeds, cfg, secret, updates), timeout=t_run)
+            self._ref_call(TimeStart(w, seeds, cfg, secrets.randbits(62), updates), timeout=t_run)
         pick = random.Random(secrets.randbits(62))
         asked: set[int] = set()  # solution samples whose outputs are re-checked, chosen at random
         clocks = [c for c in (start_s.clocks,) if c]

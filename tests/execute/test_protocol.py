@@ -100,7 +100,8 @@ def test_hidden_work_takes_what_the_cupti_sampler_reports() -> None:
 
 
 def device_output(**override: Any) -> dict[str, Any]:
-    return {"kind": "Outputs", "outputs": [{"ipc": HANDLE, "offset": 0, "shape": [4], "dtype": "float32", **override}]}
+    return {"kind": "Outputs", "outputs": [{"ipc": HANDLE, "offset": 0, "shape": [4], "dtype": "float32", **override}],
+            "updated": []}
 
 
 BAD = {
@@ -132,10 +133,10 @@ BAD = {
                       "missing field(s) clocks"),
     "unknown field": (chunk(verdict="PASSED"), (p.Chunk,), p.Expect(samples=3), "unknown field(s) verdict"),
     "no kind": ({"samples": [0.5]}, (p.Chunk,), p.Expect(), "kind None, expected Chunk or Failure"),
-    "reply to another command": ({"kind": "Outputs", "outputs": []}, (p.Chunk,), p.Expect(), "kind 'Outputs'"),
+    "reply to another command": ({"kind": "Outputs", "outputs": [], "updated": []}, (p.Chunk,), p.Expect(), "kind 'Outputs'"),
     "not a dict": ([1, 2], (p.Chunk,), p.Expect(), "expected a dict, got list"),
-    "too few outputs": ({"kind": "Outputs", "outputs": []}, (p.Outputs, p.Rejected), AFTER_BUILD, "0 item(s), expected 1"),
-    "output of another type": ({"kind": "Outputs", "outputs": [3.0]}, (p.Outputs,), AFTER_BUILD,
+    "too few outputs": ({"kind": "Outputs", "outputs": [], "updated": []}, (p.Outputs, p.Rejected), AFTER_BUILD, "0 item(s), expected 1"),
+    "output of another type": ({"kind": "Outputs", "outputs": [3.0], "updated": []}, (p.Outputs,), AFTER_BUILD,
                                "expected a CPU torch.Tensor, got float"),
     "rejection with a build status": ({"kind": "Rejected", "status": "COMPILE_ERROR", "message": ""},
                                       (p.Outputs, p.Rejected), AFTER_BUILD, "may not report COMPILE_ERROR"),
