@@ -64,6 +64,9 @@ if [ ! -f /tmp/.big_unpacked ] && [ -f /tmp/stash/big.count ] && [ "$(ls /tmp/st
   mkdir -p /tmp/site && cat /tmp/stash/big.part* | xz -d | tar x -C /tmp \
     && chmod -R a+rX /tmp/site /tmp/cudnnfe && touch /tmp/.big_unpacked && echo "toolchains unpacked: /tmp/site, /tmp/cudnnfe"
 fi
+if [ -f .w8/cudnnfe.tar.xz ] && [ ! -d /tmp/cudnnfe/include ]; then  # the cudnn frontend's headers alone (0.3 MB)
+  tar xJf .w8/cudnnfe.tar.xz -C /tmp && chmod -R a+rX /tmp/cudnnfe
+fi
 for d in .whl .w5a .w5; do  # each carried wheel folder once per warm machine
   if [ -d "$d" ] && ls "$d"/*.whl > /dev/null 2>&1 && [ ! -f "/tmp/site/.installed$d" ]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$d"/*.whl \
@@ -110,6 +113,11 @@ ct)  # cutile's tileiras exit 5 on the H100 (2026-12-05): its full stderr, from 
     done
   done
   head -c 2500 /tmp/ctd/*.tileir 2>/dev/null
+  ;;
+both)  # carry .whl .s235 .sol .w8, one call: make bench cold and warm (no tileiras: cutile UNSUPPORTED), then the census
+  began_both=$(date +%s)
+  C_S=${LANGS_S:-210} C2_COST=0 bash "$0" c2 | tail -75
+  CEN_S=$(( ${BOTH_S:-550} - ($(date +%s) - began_both) )) bash "$0" census
   ;;
 census)  # carry .whl + .s235 (+ a toolchains part): SOL-ExecBench's 235 problems, each reference run as its solution
   [ -d /tmp/s235/sol235 ] || { mkdir -p /tmp/s235 && tar xJf .s235/sol235.tar.xz -C /tmp/s235 && chmod -R a+rX /tmp/s235; }
