@@ -188,7 +188,8 @@ def run(x):
 def test_a_reference_whose_outputs_are_views_of_one_tensor_is_a_good_reference(tmp_path: Path) -> None:
     """SOL-ExecBench's L1/006, L1/035 and L1/065 references return views of one result; the reference is
     trusted code, so its outputs are not held to the fresh-tensor rule a solution is (it was
-    INVALID_REFERENCE on the H100, 2026-12-06). A solution returning the same views is still refused."""
+    INVALID_REFERENCE on the H100, 2026-12-06). A solution may return disjoint views of one result too (L2/030's
+    reference, run as its solution, was REWARD_HACK on the H100); two outputs on the same bytes are refused."""
     problem = tmp_path / "split"
     problem.mkdir()
     (problem / "definition.json").write_text(json.dumps({
@@ -196,16 +197,17 @@ def test_a_reference_whose_outputs_are_views_of_one_tensor_is_a_good_reference(t
         "outputs": {"a": {"shape": ["n"], "dtype": "float32"}, "b": {"shape": ["n"], "dtype": "float32"}},
         "reference": SPLIT}))
     (problem / "workload.jsonl").write_text(json.dumps({"uuid": "w", "axes": {"n": 8}, "inputs": {"x": {"type": "random"}}}) + "\n")
-    for name, code in (("fresh", "import torch\n\ndef run(x):\n    return x * 2, x + 1\n"), ("views", SPLIT)):
+    same = "import torch\n\ndef run(x):\n    y = x * 2\n    return y, y[:]\n"  # a and b: one result, twice
+    for name, code in (("fresh", "import torch\n\ndef run(x):\n    return x * 2, x + 1\n"), ("views", SPLIT), ("same", same)):
         (tmp_path / f"{name}.json").write_text(json.dumps({
             "name": name, "definition": "split", "sources": [{"path": "k.py", "content": code}],
             "spec": {"languages": ["pytorch"], "entry_point": "k.py::run", "destination_passing_style": False}}))
     out = tmp_path / "traces.jsonl"
     hpc_bench([str(problem), "--solution", str(tmp_path / "fresh.json"), "--solution", str(tmp_path / "views.json"),
-               "-o", str(out), "--device", "cpu", "--max-time-s", "0.1", "--rounds", "1", "--out", str(tmp_path / "report")])
+               "--solution", str(tmp_path / "same.json"), "-o", str(out), "--device", "cpu", "--max-time-s", "0.1", "--rounds", "1", "--out", str(tmp_path / "report")])
     got = {json.loads(l)["solution"]: json.loads(l)["evaluation"] for l in out.read_text().splitlines()}
-    assert got["fresh"]["status"] == "PASSED", got["fresh"]
-    assert got["views"]["status"] != "PASSED" and "shares memory with another output" in str(got["views"].get("log")), got["views"]
+    assert got["fresh"]["status"] == "PASSED" and got["views"]["status"] == "PASSED", got
+    assert got["same"]["status"] == "REWARD_HACK" and "overlaps another output" in str(got["same"].get("log")), got["same"]
 
 
 def test_hpc_bench_runs_a_sol_problem_and_writes_upstream_traces(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
