@@ -41,9 +41,8 @@
 # the cudnn frontend's headers. `tar cf - site cudnnfe | xz -6 -T2`, split so that each call carries under 64 MiB.
 # .s235/sol235.tar.xz: SOL-ExecBench's 235 problems (see sol_census.py).
 # 2026-12-06's calls, back to back: census (carry .whl .w3 .s235), langs (carry .w4 .sol).
-# 2026-12-06 (fifteenth session; the archive without the CuTe DSL libraries, 62 MB in 2 parts):
-#   CEN_ONLY="L2/ Quant/ FlashInfer" census (carry .whl .s235 .w3), then langs and the L1 problems the
-#   fourteenth session did not start or pass (CEN_ONLY=<list> census) in one call (carry .w4 .sol).
+# 2026-12-06 (fifteenth session): one call got a machine, so it ran `BOTH_S=420 CEN_ONLY="L2/ Quant/ FlashInfer"
+#   both` (carry .whl .s235 .sol .w8): make bench cold and warm without the toolchains archive, then the census.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/h200}
