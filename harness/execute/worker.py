@@ -231,9 +231,10 @@ class WorkerState:
 
         untimed = iter(range(-1, -(1 << 62), -1))  # keys of warm-up and probe calls: fresh inputs there too
 
-        pristine = [[t.clone() if n in cmd.updates and isinstance(t, torch.Tensor) else None
-                     for n, t in zip(e["names"], e["inputs"])]
-                    for e in self.pool]  # what each call finds in the inputs an in-place operation updates
+        renewed = set(fresh or ())  # inputs the redraw overwrites anyway: restoring them first is wasted copying
+        pristine = [[t.clone() if n in cmd.updates and k not in renewed and isinstance(t, torch.Tensor) else None
+                     for k, (n, t) in enumerate(zip(e["names"], e["inputs"]))]
+                    for e in self.pool]  # what each call finds in the fixed inputs an in-place operation updates
 
         def before(i: int, k: int | None) -> None:  # k: the timed sample, None for a warm-up or probe call
             entry = self.pool[i]

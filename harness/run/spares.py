@@ -62,7 +62,8 @@ class Spares:
             return None
         at = self.order.index(sol)
         self.fill(at)
-        for entry in [e for e in self._flight if e[0] == sol.name]:
+        entry = next((e for e in self._flight if e[0] == sol.name), None)
+        if entry is not None:
             self._flight.remove(entry)
             _, worker, sent = entry
             try:  # its whole timeout from now: time spent stopped while rows were timed is not its own
