@@ -58,11 +58,18 @@ def harness_windows(acts: Iterable[Activity]) -> tuple[int, list[tuple[float, fl
 
 def call_times_us(acts: list[Activity], slack_us: float = 0.01) -> list[float]:
     """Per call: span from the first to the last activity inside its window, on any stream, so a
-    call that forks work to a side stream and joins it back is timed whole (0 if it ran nothing)."""
-    _, windows = harness_windows(acts)
+    call that forks work to a side stream and joins it back is timed whole (0 if it ran nothing).
+    On the harness stream a kernel that overlaps its window belongs to it: a kernel launched with
+    programmatic dependent launch (Hopper; cuDNN's runtime-compiled engines) may start while the hold
+    kernel's last block is still exiting, before the hold's recorded end, and was then counted in no
+    window (cudnn-graph's HIDDEN_WORK on the H100, 2026-12-06). Nothing else of the call's stream runs
+    between the hold and the marker."""
+    stream, windows = harness_windows(acts)
     times = []
     for lo, hi in windows:
-        inside = [a for a in acts if not a.is_marker and a.start_us >= lo - slack_us and a.end_us <= hi + slack_us]
+        inside = [a for a in acts if not a.is_marker and (
+            lo - slack_us <= a.start_us and a.end_us <= hi + slack_us
+            or a.stream == stream and a.start_us < hi and a.end_us > lo)]
         times.append(max(a.end_us for a in inside) - min(a.start_us for a in inside) if inside else 0.0)
     return times
 
