@@ -12,6 +12,7 @@
 """
 from __future__ import annotations
 
+import math
 import os
 import sys
 import sysconfig
@@ -150,7 +151,7 @@ def output_problems(outputs: list[Any], inputs: list[Any], earlier: list[torch.T
     of one new tensor are fresh)."""
     in_ptrs = {_storage_ptr(t) for t in inputs if isinstance(t, torch.Tensor) and t.numel() > 0}
     old_ptrs = {_storage_ptr(t) for t in earlier if t.numel() > 0}
-    seen: dict[int, list[tuple[int, int]]] = {}  # storage -> byte extents of the outputs in it
+    seen: dict[int, list[torch.Tensor]] = {}  # storage -> the outputs in it
     for i, out in enumerate(outputs):
         if type(out) is not torch.Tensor:
             return f"output {i} is {type(out).__module__}.{type(out).__qualname__}, expected exactly torch.Tensor"
@@ -166,10 +167,70 @@ def output_problems(outputs: list[Any], inputs: list[Any], earlier: list[torch.T
         # disjoint views of one result are a result (SOL-ExecBench's L2/030 splits one matmul in two);
         # two outputs on the same bytes are not two results
         lo, hi = _extent(out)
-        if any(lo < b and a < hi for a, b in seen.get(ptr, [])):
+        near = [t for t in seen.get(ptr, []) if _extent(t)[0] < hi and lo < _extent(t)[1]]
+        if near and _shares_bytes(out, near):
             return f"output {i} overlaps another output's memory"
-        seen.setdefault(ptr, []).append((lo, hi))
+        seen.setdefault(ptr, []).append(out)
     return None
+
+
+MAX_RUNS = 1 << 22  # contiguous runs listed on the host before the element-marking fallback is used
+MAX_MARKS = 1 << 30  # elements the fallback marks (one byte each, on the outputs' device)
+
+
+def _shares_bytes(t: torch.Tensor, others: list[torch.Tensor]) -> bool:
+    """Whether `t` touches a byte of `others` (views of its storage whose spans meet its own), exactly:
+    chunks along an inner dimension (L1/035's six, L2/030's two halves of a batched result) interleave
+    their spans without sharing a byte. From the views' shapes and strides alone: each is a list of
+    contiguous byte runs, and sorted runs of two views meet or not. A view of too many runs (a transposed
+    one) has its elements marked in a scratch instead; past that, too large to tell, it counts as shared."""
+    views = [*others, t]
+    runs = [_runs(v) for v in views]
+    if sum(len(r) for r in runs) <= MAX_RUNS:
+        starts = torch.cat([r[:, 0] for r in runs])
+        ends = torch.cat([r[:, 1] for r in runs])
+        owner = torch.cat([torch.full((len(r),), k) for k, r in enumerate(runs)])
+        order = torch.argsort(starts, stable=True)
+        starts, ends, owner = starts[order], ends[order], owner[order]
+        # a run that starts before the furthest end of the runs before it, where that end is another
+        # view's: they share bytes (the first such pair in start order is always caught this way)
+        top, at = torch.cummax(ends, dim=0)
+        shared = (starts[1:] < top[:-1]) & (owner[1:] != owner[at[:-1]])
+        return bool(shared.any())
+    unit = math.gcd(*(v.element_size() for v in views))
+    spans = [_extent(v) for v in views]
+    base, top = min(a for a, _ in spans), max(b for _, b in spans)
+    if (top - base) // unit > MAX_MARKS:
+        return True
+    marks = torch.zeros((top - base) // unit, dtype=torch.uint8, device=t.device)
+    for k, (v, (a, b)) in enumerate(zip(views, spans)):
+        per = v.element_size() // unit
+        region = marks.as_strided((*v.shape, per), (*(st * per for st in v.stride()), 1),
+                                  (v.storage_offset() * v.element_size() - base) // unit)
+        if k == len(views) - 1:
+            return bool(region.any())
+        if torch._debug_has_internal_overlap(region) != 1:  # 0: none, 2: too costly to tell (strided)
+            region.fill_(1)
+        else:  # a view that repeats its own elements (expand): its whole span, which can only over-report
+            marks[(a - base) // unit:(b - base) // unit] = 1
+    return False
+
+
+def _runs(t: torch.Tensor) -> torch.Tensor:
+    """[start, end) byte offsets in its storage of the contiguous runs `t` covers, one row each (on the
+    host, from shape and strides: no data is read). Empty when there are more than MAX_RUNS."""
+    size = t.element_size()
+    dims = [(n, st) for n, st in zip(t.shape, t.stride()) if n != 1]
+    block = 1  # elements in one run: the innermost dimensions that follow each other in memory
+    while dims and dims[-1][1] == block:
+        block *= dims.pop()[0]
+    count = math.prod(n for n, _ in dims)
+    if count > MAX_RUNS:
+        return torch.empty(MAX_RUNS + 1, 2, dtype=torch.int64)
+    starts = torch.tensor([t.storage_offset()], dtype=torch.int64)
+    for n, st in dims:
+        starts = (starts[:, None] + torch.arange(n, dtype=torch.int64) * st).reshape(-1)
+    return torch.stack([starts * size, (starts + block) * size], dim=1)
 
 
 def _extent(t: torch.Tensor) -> tuple[int, int]:

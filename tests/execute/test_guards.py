@@ -4,10 +4,12 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 import torch
 from torch.overrides import TorchFunctionMode
 
-from harness.execute.guards import TamperGuard
+from harness.execute import guards
+from harness.execute.guards import TamperGuard, output_problems
 
 
 def test_an_idle_pool_thread_is_left_alone_and_a_busy_one_is_not() -> None:
@@ -65,3 +67,29 @@ def test_modes_around_a_call_are_named_except_the_default_device() -> None:
     with Lazy():
         assert "Lazy" in (guard.modes() or "")
     assert guard.modes() is None
+
+
+def test_outputs_may_be_interleaved_views_of_one_result_but_not_share_a_byte() -> None:
+    """Chunks along an inner dimension interleave their spans without sharing a byte (SOL-ExecBench's
+    L1/035 returns six such chunks, L2/030 two halves of a batched result: both were REWARD_HACK on the
+    H100, 2026-12-06, from a span test); views that share a byte are one result handed out twice."""
+    cpu = torch.device("cpu")
+    y = torch.arange(4 * 12, dtype=torch.float32).reshape(4, 12)
+    assert output_problems(list(y.chunk(6, dim=1)), [], [], cpu) is None
+    batched = torch.zeros(2, 5, 3)
+    assert output_problems([batched[:, :2], batched[:, 2:]], [], [], cpu) is None
+    assert output_problems([y.view(torch.int16)[:, :5], y[:, 3:]], [], [], cpu) is None  # other item sizes
+    assert "overlaps another output" in output_problems([y[:, :3], y[:, 2:]], [], [], cpu)
+    assert "overlaps another output" in output_problems([y, y.t()], [], [], cpu)
+    assert "overlaps another output" in output_problems([y[:, 0], y[0].expand(4, 12)], [], [], cpu)
+    assert output_problems([y.t()[:, :2], y.t()[:, 2:]], [], [], cpu) is None  # transposed: one run per element
+
+
+def test_views_of_too_many_runs_have_their_elements_marked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(guards, "MAX_RUNS", 2)
+    cpu = torch.device("cpu")
+    y = torch.zeros(4, 12)
+    assert output_problems(list(y.chunk(6, dim=1)), [], [], cpu) is None
+    assert "overlaps another output" in output_problems([y[:, :3], y[:, 2:]], [], [], cpu)
+    monkeypatch.setattr(guards, "MAX_MARKS", 8)  # and past that, too large to tell: counted as shared
+    assert "overlaps another output" in output_problems(list(y.chunk(6, dim=1)), [], [], cpu)
