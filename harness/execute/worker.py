@@ -8,6 +8,7 @@ execute code or believe a forged reply.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -372,4 +373,7 @@ def main(conn: Any, log_path: str, box: Any) -> None:
             payload = protocol.encode(reply)
         except Exception as exc:
             payload = protocol.encode(Failure(Status.RUNTIME_ERROR, f"reply not serialisable: {exc}"))
+        if state.device is not None:  # before the reply: the parent may freeze this worker once it has it
+            with contextlib.suppress(Exception):
+                state.device.release_cached_memory()
         protocol.write_frame(conn.fileno(), payload)

@@ -124,23 +124,33 @@ def too_large(kind: str, total_bytes: int, output_bytes: int, device_bytes: int 
               host_bytes: int | None, outputs_on_device: bool = False) -> str | None:
     """Why a workload cannot run here, from its declared sizes alone, or None.
 
-    Both workers hold the inputs and outputs (the idle one keeps its memory while frozen), and the
-    parent holds the reference's outputs and the solution's while it compares, plus one in flight:
-    in host memory, or in device memory when outputs are handed over there (`handoff`). On the CPU
-    all of it is host memory. Said before anything is allocated, so a workload too large is an
+    The running worker holds the inputs and outputs, and the idle one the outputs it handed over (it
+    gives its cached memory back after each command: `Device.release_cached_memory`); a solution's
+    worker also keeps its previous outputs, to see a result handed out twice. The parent holds the
+    reference's outputs and the solution's while it compares, plus one in flight: in host memory, or
+    in device memory when outputs are handed over there (`handoff`). On the CPU all of it is host memory. Said before anything is allocated, so a workload too large is an
     OUT_OF_MEMORY row and the harness itself never runs the host out of memory."""
     gib = 1024 ** 3
     parent = 3 * output_bytes
     need_host = (0 if outputs_on_device else parent) + (2 * total_bytes if kind == "cpu" else 0)
-    need_device = 2 * total_bytes + (parent if outputs_on_device else 0)
+    need_device = total_bytes + 2 * output_bytes + (parent if outputs_on_device else 0)
     if device_bytes and kind != "cpu" and need_device > device_bytes:
         return (f"workload too large for the device: its inputs and outputs take {total_bytes / gib:.3g} GiB; "
-                f"the two workers and the parent's copies need {need_device / gib:.3g} GiB, more than the "
+                f"with the idle worker's and the parent's copies they need {need_device / gib:.3g} GiB, more than the "
                 f"device's {device_bytes / gib:.3g} GiB")
     if host_bytes is not None and need_host > host_bytes:
         return (f"workload too large for this host: running and comparing it needs about {need_host / gib:.3g} GiB "
                 f"of host memory, {host_bytes / gib:.3g} GiB is available")
     return None
+
+
+def unsupported_hint(message: str) -> str:
+    """What a reference's "not supported" from a vendor library usually means: the operation needs a
+    newer device (SOL-ExecBench's 15 NVFP4 problems: cuBLASLt's CUBLAS_STATUS_NOT_SUPPORTED on Hopper)."""
+    if "not_supported" in message.lower() or "not supported" in message.lower():
+        return (" (hint: this device may lack an operation the reference uses: FP4 and MXFP8 block-scaled GEMMs, "
+                "for one, need a Blackwell GPU)")
+    return ""
 
 
 def release_parent_device_memory() -> None:
@@ -220,7 +230,7 @@ class Runner:
         except WorkerError as exc:
             if exc.status == Status.OUT_OF_MEMORY:
                 raise ReferenceOutOfMemory(f"the reference ran out of memory on this workload: {exc.message}")
-            raise InvalidReference(f"reference {exc.status.lower().replace('_', ' ')}: {exc.message}")
+            raise InvalidReference(f"reference {exc.status.lower().replace('_', ' ')}: {exc.message}{unsupported_hint(exc.message)}")
 
     def _expected(self, w: Workload, seed: int) -> list[torch.Tensor]:
         """The reference's outputs for (workload, seed), checked against the declared shapes and dtypes."""

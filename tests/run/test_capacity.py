@@ -9,7 +9,7 @@ import yaml
 
 from factories import axpy_document, solution
 from harness.results.trace import Status, Trace
-from harness.run.runner import Runner, RunOptions, host_available_bytes, too_large
+from harness.run.runner import Runner, RunOptions, host_available_bytes, too_large, unsupported_hint
 from harness.spec.manifest import load_manifest
 
 GIB = 1024 ** 3
@@ -87,3 +87,9 @@ def test_reference_outputs_beyond_the_cache_budget_are_recomputed_not_kept(tmp_p
     assert all(got[("good", w)] == Status.PASSED for w in ("n4096", "n2048", "n1024")), got
     assert all(got[("wrong", w)] == Status.INCORRECT_NUMERICAL for w in ("n4096", "n2048", "n1024")), got
     assert [workload for workload, _seed in runner.expected] == ["n4096"]  # the first fits; the rest did not
+
+
+def test_a_reference_the_device_cannot_run_gets_a_hint() -> None:
+    """SOL-ExecBench's NVFP4 references on an H100: cuBLASLt says CUBLAS_STATUS_NOT_SUPPORTED."""
+    assert "Blackwell" in unsupported_hint("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasLtMatmul`")
+    assert unsupported_hint("RuntimeError: shapes cannot be multiplied") == ""

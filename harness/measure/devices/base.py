@@ -14,6 +14,10 @@ from typing import Any, Callable, Iterator
 
 import torch
 
+# cached, unused device memory a worker gives back after each command: above this, a large workload's
+# other worker may need it; below it, keeping the cache saves re-allocating on every call
+RELEASE_ABOVE = 1 << 30
+
 
 @dataclass(frozen=True)
 class Peak:
@@ -132,6 +136,11 @@ class Device(ABC):
 
     def capture_graph(self, fn: Callable[[], Any], batch: int) -> Callable[[], None]:
         raise NotImplementedError(f"{self.kind} has no graph capture")
+
+    def release_cached_memory(self) -> None:
+        """Give the allocator's cached, unused memory back to the device when there is much of it. A
+        row's two workers share the device and the idle one keeps its memory while it is frozen, so a
+        workload near the device's size needs the other's cache back. Host memory is the OS's to manage."""
 
     def memory_error(self, exc: BaseException) -> bool:
         """Whether `exc` means the device ran out of memory (reported as OUT_OF_MEMORY)."""

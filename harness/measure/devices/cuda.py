@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterator
 import torch
 
 from harness.measure.devices.activities import Activity, from_profiler_events
-from harness.measure.devices.base import Device, Event, Peak
+from harness.measure.devices.base import RELEASE_ABOVE, Device, Event, Peak
 
 # Datasheet ceilings (dense). Matched on the device name; unknown devices get no speed-of-light.
 PEAKS: dict[str, Peak] = {
@@ -232,6 +232,10 @@ class CudaDevice(Device):
         if isinstance(ev, str):
             return ev
         return f"{CODE_EVICT_INSTRUCTIONS} distinct instructions run on every SM after the L2 read"
+
+    def release_cached_memory(self) -> None:
+        if torch.cuda.is_initialized() and torch.cuda.memory_reserved(self.index) - torch.cuda.memory_allocated(self.index) > RELEASE_ABOVE:
+            torch.cuda.empty_cache()
 
     def persisting_cache_bytes(self) -> int:
         """cudaLimitPersistingL2CacheSize of the current context, read through the driver API (torch has

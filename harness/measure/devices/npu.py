@@ -22,7 +22,7 @@ from typing import Any, Iterator
 
 import torch
 
-from harness.measure.devices.base import Device, Event, Peak
+from harness.measure.devices.base import RELEASE_ABOVE, Device, Event, Peak
 
 ASCEND_ROOT = Path("/usr/local/Ascend")
 # Vendor ceilings matched on the chip name (e.g. "910B3"). Left empty on purpose: we found no
@@ -222,6 +222,11 @@ class NpuDevice(Device):
     def l2_bytes(self) -> int:
         # triton-ascend's do_bench_npu flushes 192 MiB; the base class writes twice this.
         return 96 * 1024 ** 2
+
+    def release_cached_memory(self) -> None:
+        npu = torch.npu  # registered by torch_npu, which `available` imported
+        if npu.memory_reserved(self.index) - npu.memory_allocated(self.index) > RELEASE_ABOVE:
+            npu.empty_cache()
 
     def memory_error(self, exc: BaseException) -> bool:
         return isinstance(exc, torch.OutOfMemoryError) or "out of memory" in str(exc).lower()
