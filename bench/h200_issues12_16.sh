@@ -43,6 +43,8 @@
 # 2026-12-06's calls, back to back: census (carry .whl .w3 .s235), langs (carry .w4 .sol).
 # 2026-12-06 (fifteenth session): one call got a machine, so it ran `BOTH_S=420 CEN_ONLY="L2/ Quant/ FlashInfer"
 #   both` (carry .whl .s235 .sol .w8): make bench cold and warm without the toolchains archive, then the census.
+# 2026-12-06 (sixteenth session): `s16` (carry .whl .s235 .w8) twice, then `s16b` (carry .whl .s235 .w8 .sol): why
+#   cudnn-graph dies, the census's rest, make bench with the fix the diagnosis found. `act` was refused (no time left).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/h200}
@@ -112,6 +114,38 @@ ct)  # cutile's tileiras exit 5 on the H100 (2026-12-05): its full stderr, from 
     done
   done
   head -c 2500 /tmp/ctd/*.tileir 2>/dev/null
+  ;;
+s16)  # carry .whl .s235 .w8: why cudnn-graph dies (bench/cudnn_diag.py), then the census of what is left
+  began_s16=$(date +%s)
+  step "cudnn-graph's SIGSEGV: the launcher alone and in a torch extension, with cuDNN's logs and a native backtrace"
+  timeout 240 python3 bench/cudnn_diag.py > "$OUT/cudnn_diag.txt" 2>&1; echo "exit $?"; cut -c1-220 "$OUT/cudnn_diag.txt" | tail -120
+  CEN_S=$(( ${S16_S:-560} - ($(date +%s) - began_s16) )) bash "$0" census
+  ;;
+s16b)  # carry .whl .s235 .w8 .sol: the cudnn-graph fix tried four ways, the first that runs put in its solution's build,
+  # then make bench cold and warm, then the census's last out-of-memory problems, one at a time
+  began_s16=$(date +%s)
+  step "cudnn-graph: four builds of its extension at once"
+  timeout 200 python3 bench/cudnn_diag.py > "$OUT/cudnn_diag.txt" 2>&1; echo "exit $?"
+  grep -E "^=====|^rc |^loaded|defines|^c\+\+|max error|cflags|FIX:|_ZN14cudnn|_ZNSo|codecvt" "$OUT/cudnn_diag.txt" | cut -c1-260 | head -60
+  python3 - "$(grep '^FIX:' "$OUT/cudnn_diag.txt" | cut -c6-)" <<'PY'
+import json, sys, yaml
+fix = json.loads(sys.argv[1] or "null")
+path = "manifests/rmsnorm/solutions/cudnn.yaml"
+doc = yaml.safe_load(open(path))
+if fix:
+    build = doc.setdefault("build", {})
+    build["extra_cflags"] = [f for f in build.get("extra_cflags", []) if not (f.startswith("-O") and any(c.startswith("-O") for c in fix["extra_cflags"]))] + fix["extra_cflags"]
+    build["extra_ldflags"] = build.get("extra_ldflags", []) + fix["extra_ldflags"]
+    yaml.safe_dump(doc, open(path, "w"), sort_keys=False)
+print("cudnn-graph's build for make bench:", doc.get("build"))
+PY
+  C_S=$(( ${S16_S:-540} - ($(date +%s) - began_s16) - 90 )) C2_COST=0 bash "$0" c2 | tail -75
+  CEN_S=$(( ${S16_S:-540} - ($(date +%s) - began_s16) )) CEN_JOBS=1 bash "$0" census
+  ;;
+act)  # carry .whl .w8: cudnn-graph's device work as CUPTI records it, and its rows with the events timer
+  timeout 120 python3 bench/cudnn_diag.py activities > "$OUT/cudnn_act.txt" 2>&1; echo "exit $?"; cut -c1-200 "$OUT/cudnn_act.txt" | tail -75
+  timeout 90 python3 -m harness run rmsnorm.yaml --device cuda --solution cudnn-graph --workload small-bf16 --timer events \
+    --max-time-s 0.5 --out /tmp/rep/act --table-format github 2>&1 | grep -vE '^\[ ' | cut -c1-240 | tail -8
   ;;
 both)  # carry .whl .s235 .sol .w8, one call: make bench cold and warm (no tileiras: cutile UNSUPPORTED), then the census
   began_both=$(date +%s)
