@@ -77,6 +77,13 @@ class WorkerState:
             self.device = make_device(kind, index)
             self.device.setup()
 
+    def release_memory(self) -> None:
+        """Cached device memory back to the device between commands (`Device.release_cached_memory`),
+        never between timed chunks: a call that then re-allocated its outputs would time the allocation."""
+        if self.device is not None and self.sampler is None:
+            with contextlib.suppress(Exception):
+                self.device.release_cached_memory()
+
     def prepare(self, cmd: Prepare) -> Prepared:
         start = time.perf_counter()
         self._open(cmd.device_kind, cmd.device_index)
@@ -373,7 +380,5 @@ def main(conn: Any, log_path: str, box: Any) -> None:
             payload = protocol.encode(reply)
         except Exception as exc:
             payload = protocol.encode(Failure(Status.RUNTIME_ERROR, f"reply not serialisable: {exc}"))
-        if state.device is not None:  # before the reply: the parent may freeze this worker once it has it
-            with contextlib.suppress(Exception):
-                state.device.release_cached_memory()
+        state.release_memory()  # before the reply: the parent may freeze this worker once it has it
         protocol.write_frame(conn.fileno(), payload)
