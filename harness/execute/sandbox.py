@@ -32,6 +32,8 @@ UID_SPAN = 1_000_000_000  # keeps uids below 2**31: some tools treat uids as sig
 DEVICE_NODES = ("/dev/davinci*", "/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc", "/dev/nvidia*", "/dev/dri/*")
 
 
+CPP_BUILDS = "cuda_cpp"  # a C++ solution's build folders, in its build cache (execute/solutions/cuda_cpp.py)
+
 @dataclass(frozen=True)
 class Policy:
     """Decided once per run by the parent: whether workers get their own uid, and why not if not."""
@@ -57,7 +59,7 @@ class Sandbox:
         sys.dont_write_bytecode = True
         env = {"HOME": self.scratch, "TMPDIR": self.scratch / "tmp", "XDG_CACHE_HOME": self.scratch / "cache",
                "TRITON_CACHE_DIR": self.build / "triton", "TORCH_EXTENSIONS_DIR": self.build / "torch_extensions",
-               "OPBENCH_BUILD_DIR": self.build / "cuda_cpp", "PYTHONDONTWRITEBYTECODE": "1"}
+               "OPBENCH_BUILD_DIR": self.build / CPP_BUILDS, "PYTHONDONTWRITEBYTECODE": "1"}
         if self.uid is not None:
             env |= {"USER": f"opbench{self.uid}", "LOGNAME": f"opbench{self.uid}"}
             os.setgroups(list(self.groups))

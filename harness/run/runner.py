@@ -297,7 +297,7 @@ class Runner:
         env["containment"] = self.policy.to_dict()
         env["output_handoff"] = "cuda-ipc" if self.ref is not None and self.ref.handoff is not None else "pipe"
         if prebuilt:
-            env["prebuild"] = prebuilt  # solution -> seconds its parallel build took, or why it failed
+            env["prebuild"] = prebuilt  # solution -> seconds its parallel build took, why it failed, or "cached"
         env["run_clock_s"] = self.clock
         traces: list[Trace] = []
         try:

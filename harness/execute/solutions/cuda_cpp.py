@@ -35,6 +35,11 @@ def _build_root() -> Path:
     return Path(os.environ.get("OPBENCH_BUILD_DIR", Path(tempfile.gettempdir()) / "opbench-build"))
 
 
+def folder_name(solution_name: str) -> str:
+    """A solution's name as its build folders start (`<name>-<content hash>`) and its module is named."""
+    return "".join(c if c.isalnum() else "_" for c in solution_name)
+
+
 def _build_dir(name: str, files: list[Path], flags: list[str]) -> tuple[Path, dict[Path, Path]]:
     """The build folder, keyed on the sources (their layout and bytes) and flags, and where each source
     lies in it. The sources are compiled from that copy because ninja keys "up to date" on each command
@@ -181,7 +186,7 @@ def build(solution: Solution, device: Device) -> Callable[..., Any]:
     cuda_flags = ["-O3", "--use_fast_math"] + list(solution.build.get("extra_cuda_cflags", []))
     cflags = ["-O3"] + list(solution.build.get("extra_cflags", []))
     ldflags = ldflags + list(solution.build.get("extra_ldflags", []))
-    safe = "".join(c if c.isalnum() else "_" for c in solution.name)
+    safe = folder_name(solution.name)
     build_dir, copies = _build_dir(safe, every, cuda_flags + cflags + ldflags + [binding] + [str(p) for p in includes])
     files = [copies[f] for f in every if f.suffix in CPP_COMPILED]
     include_paths = [str(p) for p in [copies[solution.entry_file].parent, *includes]]
