@@ -141,17 +141,16 @@ def _bits(t: torch.Tensor) -> torch.Tensor:
     return t.reshape(-1).contiguous().view(torch.uint8)
 
 
-def _storage_ptr(t: torch.Tensor) -> int:
-    return t.untyped_storage().data_ptr()
-
-
 def output_problems(outputs: list[Any], inputs: list[Any], earlier: list[torch.Tensor],
                     device: torch.device) -> str | None:
     """Why the returned outputs are not fresh tensors on `device`, or None when they are (disjoint views
-    of one new tensor are fresh)."""
-    in_ptrs = {_storage_ptr(t) for t in inputs if isinstance(t, torch.Tensor) and t.numel() > 0}
-    old_ptrs = {_storage_ptr(t) for t in earlier if t.numel() > 0}
-    seen: dict[int, list[torch.Tensor]] = {}  # storage -> the outputs in it
+    of one new tensor are fresh). Judged by the device addresses each output reaches, not by which
+    storage object it claims: a tensor rebuilt inside another's memory (`torch.from_dlpack` of a
+    slice, `torch::from_blob`) has a storage of its own that starts there."""
+    held = [t for t in inputs if isinstance(t, torch.Tensor) and t.numel() > 0 and t.device == device]
+    in_memory = [_allocation(t) for t in held]
+    old_memory = [_allocation(t) for t in earlier if t.numel() > 0 and t.device == device]
+    seen: list[torch.Tensor] = []
     for i, out in enumerate(outputs):
         if type(out) is not torch.Tensor:
             return f"output {i} is {type(out).__module__}.{type(out).__qualname__}, expected exactly torch.Tensor"
@@ -159,19 +158,31 @@ def output_problems(outputs: list[Any], inputs: list[Any], earlier: list[torch.T
             return f"output {i} is on {out.device.type}, expected {device.type} (the harness times the device)"
         if out.numel() == 0:
             continue
-        ptr = _storage_ptr(out)
-        if ptr in in_ptrs:
+        lo, hi = _reach(out)
+        if any(a < hi and lo < b for a, b in in_memory):
             return f"output {i} shares memory with an input"
-        if ptr in old_ptrs:
+        if any(a < hi and lo < b for a, b in old_memory):
             return f"output {i} reuses the memory of an earlier call's output (cached result)"
         # disjoint views of one result are a result (SOL-ExecBench's L2/030 splits one matmul in two);
         # two outputs on the same bytes are not two results
-        lo, hi = _extent(out)
-        near = [t for t in seen.get(ptr, []) if _extent(t)[0] < hi and lo < _extent(t)[1]]
+        near = [t for t in seen if _reach(t)[0] < hi and lo < _reach(t)[1]]
         if near and _shares_bytes(out, near):
             return f"output {i} overlaps another output's memory"
-        seen.setdefault(ptr, []).append(out)
+        seen.append(out)
     return None
+
+
+def _allocation(t: torch.Tensor) -> tuple[int, int]:
+    """The device addresses of `t`'s whole storage, [first, past the last)."""
+    storage = t.untyped_storage()
+    return storage.data_ptr(), storage.data_ptr() + storage.nbytes()
+
+
+def _reach(t: torch.Tensor) -> tuple[int, int]:
+    """The device addresses a view of `t`'s shape and strides can reach, [first, past the last)."""
+    lo, hi = _extent(t)
+    base = t.untyped_storage().data_ptr()
+    return base + lo, base + hi
 
 
 MAX_RUNS = 1 << 22  # contiguous runs listed on the host before the element-marking fallback is used
@@ -185,7 +196,7 @@ def _shares_bytes(t: torch.Tensor, others: list[torch.Tensor]) -> bool:
     contiguous byte runs, and sorted runs of two views meet or not. A view of too many runs (a transposed
     one) has its elements marked in a scratch instead; past that, too large to tell, it counts as shared."""
     views = [*others, t]
-    runs = [_runs(v) for v in views]
+    runs = [_runs(v) + v.untyped_storage().data_ptr() for v in views]  # device addresses
     if sum(len(r) for r in runs) <= MAX_RUNS:
         starts = torch.cat([r[:, 0] for r in runs])
         ends = torch.cat([r[:, 1] for r in runs])
@@ -198,15 +209,14 @@ def _shares_bytes(t: torch.Tensor, others: list[torch.Tensor]) -> bool:
         shared = (starts[1:] < top[:-1]) & (owner[1:] != owner[at[:-1]])
         return bool(shared.any())
     unit = math.gcd(*(v.element_size() for v in views))
-    spans = [_extent(v) for v in views]
+    spans = [_reach(v) for v in views]
     base, top = min(a for a, _ in spans), max(b for _, b in spans)
-    if (top - base) // unit > MAX_MARKS:
+    if (top - base) // unit > MAX_MARKS or any((a - base) % unit for a, _ in spans):
         return True
     marks = torch.zeros((top - base) // unit, dtype=torch.uint8, device=t.device)
     for k, (v, (a, b)) in enumerate(zip(views, spans)):
         per = v.element_size() // unit
-        region = marks.as_strided((*v.shape, per), (*(st * per for st in v.stride()), 1),
-                                  (v.storage_offset() * v.element_size() - base) // unit)
+        region = marks.as_strided((*v.shape, per), (*(st * per for st in v.stride()), 1), (a - base) // unit)
         if k == len(views) - 1:
             return bool(region.any())
         if torch._debug_has_internal_overlap(region) != 1:  # 0: none, 2: too costly to tell (strided)

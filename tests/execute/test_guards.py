@@ -93,3 +93,14 @@ def test_views_of_too_many_runs_have_their_elements_marked(monkeypatch: pytest.M
     assert "overlaps another output" in output_problems([y[:, :3], y[:, 2:]], [], [], cpu)
     monkeypatch.setattr(guards, "MAX_MARKS", 8)  # and past that, too large to tell: counted as shared
     assert "overlaps another output" in output_problems(list(y.chunk(6, dim=1)), [], [], cpu)
+
+
+def test_a_tensor_rebuilt_inside_another_ones_memory_is_judged_by_its_addresses() -> None:
+    """`torch.from_dlpack` of a slice (or C++'s `torch::from_blob`) makes a storage of its own that starts
+    inside another tensor's memory: compared by storage object, it shared nothing with anything."""
+    cpu = torch.device("cpu")
+    buf, x, old = torch.zeros(17), torch.zeros(17), torch.zeros(17)
+    assert "overlaps another output" in output_problems([buf[1:], torch.from_dlpack(buf[1:])], [], [], cpu)
+    assert "shares memory with an input" in output_problems([torch.from_dlpack(x[1:])], [x], [], cpu)
+    assert "earlier call's output" in output_problems([torch.from_dlpack(old[1:])], [], [old], cpu)
+    assert output_problems([torch.from_dlpack(buf[:8]), torch.from_dlpack(buf[8:])], [], [], cpu) is None
