@@ -175,6 +175,7 @@ class WorkerState:
         from harness.execute.inputs import generate_inputs, redraw
         dev = self.device
         self.handed = []
+        self.end_timing()  # a session the parent abandoned (its reference failed mid-timing) holds memory
         inputs = generate_inputs(self.definition, cmd.workload, cmd.seed, dev.torch_device)
         entry = self._prepare(cmd.workload, inputs)
         if cmd.draw is not None:
@@ -227,6 +228,7 @@ class WorkerState:
         from harness.measure.timing import Sampler
         dev, workload = self.device, cmd.workload
         self.handed = []  # what the last Run handed over is not needed while timing
+        self.end_timing()  # an abandoned session's pool, before the new one is made
         self.pool = [self._prepare(workload, generate_inputs(self.definition, workload, s, dev.torch_device))
                      for s in cmd.seeds]
         fresh = cmd.cfg.fresh_inputs and drawn_inputs(workload, self.pool[0]["names"], self.pool[0]["inputs"])
@@ -286,8 +288,13 @@ class WorkerState:
                 problem = problem or Rejected(Status.INVALID_OUTPUT, f"while timed (sample {k}): {why}")
                 continue
             checks.append(TimedCheck(k, outs))
-        self.pool, self.sampler, self.kept_samples = [], None, {}
+        self.end_timing()
         return TimingEnded(hidden, problem, checks)
+
+    def end_timing(self) -> None:
+        """No timing session open: its input sets, sampler and kept outputs let go (and with the sampler
+        gone, `release_memory` may give their memory back)."""
+        self.pool, self.sampler, self.kept_samples = [], None, {}
 
     # -- bench modules (harness/benchmod/run.py drives these) ------------------------------------
     def bench_load(self, cmd: BenchLoad) -> BenchLoaded | Failure:

@@ -121,23 +121,29 @@ def host_available_bytes(meminfo: Path = Path("/proc/meminfo")) -> int | None:
 
 
 def too_large(kind: str, total_bytes: int, output_bytes: int, device_bytes: int | None,
-              host_bytes: int | None, outputs_on_device: bool = False) -> str | None:
+              host_bytes: int | None, outputs_on_device: bool = False, input_sets: int = 1,
+              kept: int = 0) -> str | None:
     """Why a workload cannot run here, from its declared sizes alone, or None.
 
-    The running worker holds the inputs and outputs, and the idle one the outputs it handed over (it
-    gives its cached memory back after each command: `Device.release_cached_memory`); a solution's
-    worker also keeps its previous outputs, to see a result handed out twice. The parent holds the
-    reference's outputs and the solution's while it compares, plus one in flight: in host memory, or
-    in device memory when outputs are handed over there (`handoff`). On the CPU all of it is host memory. Said before anything is allocated, so a workload too large is an
-    OUT_OF_MEMORY row and the harness itself never runs the host out of memory."""
+    In a correctness round the running worker holds the inputs and outputs, and the idle one the
+    outputs it handed over (it gives its cached memory back after each command:
+    `Device.release_cached_memory`); a solution's worker also keeps its previous outputs, to see a
+    result handed out twice. While a row is timed, both workers hold `input_sets` sets of inputs and
+    outputs at once, and up to `kept` copies of timed outputs for the parent's re-checks. The parent
+    holds the reference's outputs and the solution's while it compares, plus one in flight: in host
+    memory, or in device memory when outputs are handed over there (`handoff`). On the CPU all of it
+    is host memory. Said before anything is allocated, so a workload too large is an OUT_OF_MEMORY
+    row, not a failure charged to whichever worker allocated last, and the harness itself never runs
+    the host out of memory."""
     gib = 1024 ** 3
     parent = 3 * output_bytes
-    need_host = (0 if outputs_on_device else parent) + (2 * total_bytes if kind == "cpu" else 0)
-    need_device = total_bytes + 2 * output_bytes + (parent if outputs_on_device else 0)
+    workers = max(total_bytes + 2 * output_bytes, 2 * (input_sets * total_bytes + kept * output_bytes))
+    need_host = (0 if outputs_on_device else parent) + (workers if kind == "cpu" else 0)
+    need_device = workers + (parent if outputs_on_device else 0)
     if device_bytes and kind != "cpu" and need_device > device_bytes:
         return (f"workload too large for the device: its inputs and outputs take {total_bytes / gib:.3g} GiB; "
-                f"with the idle worker's and the parent's copies they need {need_device / gib:.3g} GiB, more than the "
-                f"device's {device_bytes / gib:.3g} GiB")
+                f"timed ({input_sets} input sets in each of two workers) and compared, they need "
+                f"{need_device / gib:.3g} GiB, more than the device's {device_bytes / gib:.3g} GiB")
     if host_bytes is not None and need_host > host_bytes:
         return (f"workload too large for this host: running and comparing it needs about {need_host / gib:.3g} GiB "
                 f"of host memory, {host_bytes / gib:.3g} GiB is available")
@@ -147,9 +153,9 @@ def too_large(kind: str, total_bytes: int, output_bytes: int, device_bytes: int 
 def unsupported_hint(message: str) -> str:
     """What a reference's "not supported" from a vendor library usually means: the operation needs a
     newer device (SOL-ExecBench's 15 NVFP4 problems: cuBLASLt's CUBLAS_STATUS_NOT_SUPPORTED on Hopper)."""
-    if "not_supported" in message.lower() or "not supported" in message.lower():
-        return (" (hint: this device may lack an operation the reference uses: FP4 and MXFP8 block-scaled GEMMs, "
-                "for one, need a Blackwell GPU)")
+    if "CUBLAS_STATUS_NOT_SUPPORTED" in message:  # other "not supported"s are mostly a shape or a dtype
+        return (" (hint: cuBLAS has no kernel for this on this device: FP4 and MXFP8 block-scaled GEMMs, for one, "
+                "need a Blackwell GPU)")
     return ""
 
 
@@ -321,7 +327,7 @@ class Runner:
         device = self.ref_info.device if self.ref_info is not None else {}
         on_device = self.ref is not None and self.ref.handoff is not None
         return too_large(self.kind, workload_bytes(d, w), workload_bytes(outputs, w), device.get("memory_bytes"),
-                         host_available_bytes(), on_device)
+                         host_available_bytes(), on_device, self.cfg.correctness_rounds, RECHECKS)
 
     def _lap(self, phase: str) -> None:
         """Close `phase` of the row being run (its trace's cost_s)."""

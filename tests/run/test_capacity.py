@@ -36,6 +36,10 @@ def test_the_declared_sizes_decide_before_anything_is_allocated() -> None:
     assert too_large("cuda", 60 * GIB, 30 * GIB, 139 * GIB, 500 * GIB, outputs_on_device=True).startswith(
         "workload too large for the device")
     assert too_large("cuda", 60 * GIB, 30 * GIB, 139 * GIB, 500 * GIB) is None
+    # timed: both workers hold every input set (and the kept outputs) at once
+    assert too_large("cuda", 30 * GIB, 10 * GIB, 139 * GIB, 500 * GIB, input_sets=3, kept=4).startswith(
+        "workload too large for the device")
+    assert too_large("cuda", 10 * GIB, 5 * GIB, 139 * GIB, 500 * GIB, input_sets=3, kept=4) is None
 
 
 def test_host_memory_is_read_from_meminfo(tmp_path: Path) -> None:
@@ -93,3 +97,4 @@ def test_a_reference_the_device_cannot_run_gets_a_hint() -> None:
     """SOL-ExecBench's NVFP4 references on an H100: cuBLASLt says CUBLAS_STATUS_NOT_SUPPORTED."""
     assert "Blackwell" in unsupported_hint("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasLtMatmul`")
     assert unsupported_hint("RuntimeError: shapes cannot be multiplied") == ""
+    assert unsupported_hint("cuDNN error: CUDNN_STATUS_NOT_SUPPORTED") == ""  # mostly a shape or a layout
