@@ -129,7 +129,7 @@ def too_large(kind: str, total_bytes: int, output_bytes: int, device_bytes: int 
     outputs it handed over (it gives its cached memory back after each command:
     `Device.release_cached_memory`); a solution's worker also keeps its previous outputs, to see a
     result handed out twice. While a row is timed, both workers hold `input_sets` sets of inputs and
-    outputs at once, and up to `kept` copies of timed outputs for the parent's re-checks. The parent
+    outputs at once, and the solution's up to `kept` copies of timed outputs for the parent's re-checks. The parent
     holds the reference's outputs and the solution's while it compares, plus one in flight: in host
     memory, or in device memory when outputs are handed over there (`handoff`). On the CPU all of it
     is host memory. Said before anything is allocated, so a workload too large is an OUT_OF_MEMORY
@@ -137,7 +137,7 @@ def too_large(kind: str, total_bytes: int, output_bytes: int, device_bytes: int 
     the host out of memory."""
     gib = 1024 ** 3
     parent = 3 * output_bytes
-    workers = max(total_bytes + 2 * output_bytes, 2 * (input_sets * total_bytes + kept * output_bytes))
+    workers = max(total_bytes + 2 * output_bytes, 2 * input_sets * total_bytes + kept * output_bytes)
     need_host = (0 if outputs_on_device else parent) + (workers if kind == "cpu" else 0)
     need_device = workers + (parent if outputs_on_device else 0)
     if device_bytes and kind != "cpu" and need_device > device_bytes:
