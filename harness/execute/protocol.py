@@ -127,10 +127,10 @@ class Chunk:
 class HiddenWork:
     """Device events against the host clock over one call (see `Sampler.hidden_work_check`)."""
 
-    events_ms: float
-    wall_ms: float
-    baseline_ms: float
-    hidden_ms: float
+    events_ms: float | None = None  # None: not measured (a device whose calls queue no work)
+    wall_ms: float | None = None
+    baseline_ms: float | None = None
+    hidden_ms: float | None = None
     escaped_ms: float | None = None
     escaped_kernels: list[str] | None = None
     activity_check: str | None = None
@@ -623,7 +623,7 @@ def _hidden(value: Any, w: str) -> HiddenWork:
     d = _fields(value, HiddenWork, w)
     kernels = d["escaped_kernels"]
     return HiddenWork(
-        **{k: _float(d[k], f"{w}.{k}") for k in ("events_ms", "wall_ms", "baseline_ms", "hidden_ms")},
+        **{k: None if d[k] is None else _float(d[k], f"{w}.{k}") for k in ("events_ms", "wall_ms", "baseline_ms", "hidden_ms")},
         escaped_ms=None if d["escaped_ms"] is None else _float(d["escaped_ms"], f"{w}.escaped_ms"),
         escaped_kernels=None if kernels is None else
         [_str(k, f"{w}.escaped_kernels[{i}]", MAX_NAME) for i, k in enumerate(_list(kernels, f"{w}.escaped_kernels", most=16))],

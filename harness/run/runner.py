@@ -23,6 +23,7 @@ from harness.execute.containment import descendants, guard_parent, kill_strays
 from harness.execute.correctness import Verdict, compare
 from harness.measure.devices import device_class, detect_kind
 from harness.measure.devices.base import Peak
+from harness.measure.devices.cpu import keep_heap
 from harness.execute.dtypes import name_of
 from harness.measure.environment import environment
 from harness.spec.expressions import evaluate
@@ -182,6 +183,8 @@ class Runner:
         self.cfg: BenchConfig = manifest.bench
         self.progress = progress or (lambda msg: None)
         self.kind = resolve_device(options.device)
+        if self.kind == "cpu":  # CPU outputs reach this process whole: their frames and copies reuse warm heap pages
+            keep_heap()         # (measured on a 2-core VM, a 2048x8192 bf16 row: correctness + re-checks 4.4 -> 3.2 s)
         self.run_seed = options.run_seed if options.run_seed is not None else secrets.randbits(62)
         self.ref: Worker | None = None
         self.ref_info: Built | None = None
@@ -483,6 +486,9 @@ class Runner:
             return self._trace(sol, w, end_s.problem.status, end_s.problem.message, **timing_kw)
         hidden = end_s.hidden.to_dict()  # first: unjoined work also leaves a kept output unfinished
         correctness["hidden_work_check"] = hidden
+        if "hidden_ms" not in hidden and device_class(self.kind).queues_work:  # the parent knows which devices skip it
+            return self._trace(sol, w, Status.TAMPERED, "the worker skipped the hidden-work check on a device whose "
+                               "calls queue work", **timing_kw)
         if hidden_work_suspected(hidden):
             if hidden.get("escaped_ms"):
                 probed = hidden.get("probed_calls") or 1

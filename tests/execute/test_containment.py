@@ -6,10 +6,12 @@ import os
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 
 from factories import axpy_document, solution
 from harness.execute.containment import descendants, kill_strays, session_members
+from harness.measure.devices.cpu import CpuDevice
 from harness.results.trace import Status
 from harness.run.runner import Runner, RunOptions
 from harness.spec.manifest import load_manifest
@@ -87,6 +89,16 @@ def test_a_timer_scaled_in_the_workers_process_is_caught(tmp_path: Path) -> None
     path, so the worker reports it at import."""
     t = _run(tmp_path, [solution("forged", "forged_clock.py")])["forged"]
     assert t.status == Status.TAMPERED and "CpuEvent.elapsed_ms" in t.message, (t.status, t.message)
+
+
+def test_a_worker_that_skips_the_hidden_work_check_where_calls_queue_work_is_caught(tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parent, not the worker, says which devices may skip the check. Here the parent holds that the
+    CPU queues work, as CUDA does, while the worker skips it: what a solution that cleared
+    `CudaDevice.queues_work` in its own process would make a CUDA worker do."""
+    monkeypatch.setattr(CpuDevice, "queues_work", True)
+    t = _run(tmp_path, [solution("good", "good.py")])["good"]
+    assert t.status == Status.TAMPERED and "skipped the hidden-work check" in t.message, (t.status, t.message)
 
 
 def test_the_cheats_manifest_gets_every_expected_status_and_leaves_nothing_behind(tmp_path: Path) -> None:

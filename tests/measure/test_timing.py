@@ -85,8 +85,14 @@ def test_sampler_rotates_inputs_and_hooks_every_call() -> None:
     assert seen == [0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1]
     assert before == [(0, None), (1, None), (2, None), *[(k % 3, k) for k in range(8)]]
     assert after == [(k % 3, k) for k in range(8)]
+    sampler.device = Queueing()
     sampler.hidden_work_check(reps=2)
     assert before[11:] == [(0, None)] * 2  # the call, twice (the baseline calls nothing: no redraw)
+
+
+class Queueing(CpuDevice):
+    """The CPU standing in for a device whose calls queue work (the check's path for CUDA and NPU)."""
+    queues_work = True
 
 
 def test_cold_cache_flushes_before_every_sample() -> None:
@@ -100,13 +106,22 @@ def test_cold_cache_flushes_before_every_sample() -> None:
     assert Counting.flushes == 4
 
 
-def test_hidden_work_check_on_cpu_sees_no_hidden_work() -> None:
-    sampler = Sampler(CpuDevice(), [lambda: time.sleep(0.002)], BenchConfig(cache="warm"))
+def test_hidden_work_check_sees_no_hidden_work_in_a_plain_call() -> None:
+    sampler = Sampler(Queueing(), [lambda: time.sleep(0.002)], BenchConfig(cache="warm"))
     check = sampler.hidden_work_check(reps=3)
     assert check["events_ms"] >= 1.9 and not hidden_work_suspected(check)
 
 
-class LeavesWork(CpuDevice):
+def test_hidden_work_check_is_skipped_where_calls_queue_nothing() -> None:
+    """On the CPU an event is the host clock, so the check would compare a clock with itself: it calls
+    nothing and says why, and the rule reads that as not suspected."""
+    calls: list[int] = []
+    check = Sampler(CpuDevice(), [lambda: calls.append(1)], BenchConfig(cache="warm")).hidden_work_check()
+    assert calls == [] and "hidden_ms" not in check and "not needed" in check["activity_check"]
+    assert not hidden_work_suspected(check)
+
+
+class LeavesWork(Queueing):
     """A device where the first `calls` calls leave 5 ms of work that only a synchronize waits for,
     as work on a side stream does: the host clock sees it, the events around the call do not."""
 
