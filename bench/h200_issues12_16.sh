@@ -48,7 +48,9 @@
 # 2026-12-07 (seventeenth session): everything in one archive, the .whl wheels too, installed for Python 3.12 with
 #   `pip install --no-deps --only-binary=:all: --python-version 3.12 --platform manylinux_2_28_x86_64 ... --target site`
 #   (the .whl list above, nvidia-cutlass-dsl-libs-cu13 4.8.1, nvidia-cuda-tileiras/-nvcc/nvidia-nvvm 13.4.92 pruned to
-#   tileiras, ptxas and libnvvm.so.4, tilelang 0.1.15 and its dependencies; site/bin removed): 182 MB of xz in three
+#   tileiras, ptxas and libnvvm.so.4, tilelang 0.1.15 and its dependencies; site/bin removed), all in ONE pip command:
+#   a second `pip install --target` skips top-level folders already there (the CuTe DSL lost `cutlass.cute` that way
+#   on 2026-12-07 and was unzipped over it in a follow-up call): 182 MB of xz in three
 #   parts, `split -n 3`, one a call (carry .w3 .w8 .s235, then .w4, then .w5 with the work: nothing runs before).
 set -uo pipefail
 cd "$(dirname "$0")/.."
