@@ -621,6 +621,9 @@ def _chunk(d: dict[str, Any], expect: Expect, w: str) -> Chunk:
 
 def _hidden(value: Any, w: str) -> HiddenWork:
     d = _fields(value, HiddenWork, w)
+    measured = [d[k] is not None for k in ("events_ms", "wall_ms", "baseline_ms", "hidden_ms")]
+    if any(measured) and not all(measured):  # the parent's rule reads all four, or knows the check was skipped
+        raise _Bad(f"{w}: events_ms, wall_ms, baseline_ms and hidden_ms come all four or not at all")
     kernels = d["escaped_kernels"]
     return HiddenWork(
         **{k: None if d[k] is None else _float(d[k], f"{w}.{k}") for k in ("events_ms", "wall_ms", "baseline_ms", "hidden_ms")},

@@ -106,6 +106,7 @@ class WorkerState:
         # the timing path from sample to reply: replacing any of these in Python is TAMPERED (what is
         # left, patching memory under them, is the residual risk the README states)
         for owner, attr in [(timing.Sampler, "chunk"), (timing.Sampler, "_sample"), (timing.Sampler, "_chunk_cupti"),
+                            (timing.Sampler, "hidden_work_check"), (type(self.device), "queues_work"),
                             (timing, "call_times_us"), (timing, "escaped"), (activities, "from_profiler_events"),
                             (type(self.device), "device_activities"), (type(self.device), "event"),
                             (type(self.device), "mark"), (type(self.device), "hold"),

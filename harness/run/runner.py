@@ -23,7 +23,7 @@ from harness.execute.containment import descendants, guard_parent, kill_strays
 from harness.execute.correctness import Verdict, compare
 from harness.measure.devices import device_class, detect_kind
 from harness.measure.devices.base import Peak
-from harness.measure.devices.cpu import keep_heap
+from harness.measure.devices.cpu import keep_heap, trim_heap
 from harness.execute.dtypes import name_of
 from harness.measure.environment import environment
 from harness.spec.expressions import evaluate
@@ -183,8 +183,6 @@ class Runner:
         self.cfg: BenchConfig = manifest.bench
         self.progress = progress or (lambda msg: None)
         self.kind = resolve_device(options.device)
-        if self.kind == "cpu":  # CPU outputs reach this process whole: their frames and copies reuse warm heap pages
-            keep_heap()         # (measured on a 2-core VM, a 2048x8192 bf16 row: correctness + re-checks 4.4 -> 3.2 s)
         self.run_seed = options.run_seed if options.run_seed is not None else secrets.randbits(62)
         self.ref: Worker | None = None
         self.ref_info: Built | None = None
@@ -278,6 +276,8 @@ class Runner:
     # -- the run ------------------------------------------------------------------------------
     def run(self) -> Report:
         guard_parent()  # a subreaper: a solution's double fork is re-parented here, where kill_strays finds it
+        if self.kind == "cpu":  # CPU outputs reach this process whole: a row's frames and copies reuse warm heap pages
+            keep_heap()         # (2-core VM, a 2048x8192 bf16 row: correctness + re-checks 4.4 -> 3.2 s); trimmed per row
         self.clock["runner"] = since_start()
         workloads, solutions = list(self.m.workloads), list(self.m.solutions)  # --solution/--workload: in prepare()
         pending = [s for s in solutions if any((self.m.definition.name, w.id, s.name) not in self.opt.done for w in workloads)]
@@ -376,6 +376,8 @@ class Runner:
                         return
                 trace = self._workload(worker, sol, w)
                 release_parent_device_memory()
+                if self.kind == "cpu":
+                    trim_heap()  # kept within the row (`run`), given back after it
                 traces.append(trace)
                 done.append(trace)
                 self.progress(f"{sol.name} :: {w.id} -> {trace.status}")

@@ -58,6 +58,8 @@ GOOD = {
                             [p.TimedCheck(3, [torch.ones(3)]), p.TimedCheck(17, [torch.ones(3)])]), (p.TimingEnded,), TIMING),
     "ended-with-problem": (p.TimingEnded(p.HiddenWork(0.1, 0.12, 0.01, 0.02), p.Rejected(Status.TAMPERED, "threads"), []),
                            (p.TimingEnded,), TIMING),
+    "ended-check-skipped": (p.TimingEnded(p.HiddenWork(activity_check="not needed: cpu calls queue no work"), None, []),
+                            (p.TimingEnded,), TIMING),
 }
 
 
@@ -150,6 +152,9 @@ BAD = {
                                       (p.TimingEnded,), TIMING, "checks[0].sample"),
     "NaN in hidden work": ({"kind": "TimingEnded", "hidden": {**hidden(), "hidden_ms": math.nan}, "problem": None,
                             "checks": []}, (p.TimingEnded,), TIMING, "hidden.hidden_ms: nan is not finite"),
+    "part of the hidden-work measurement": ({"kind": "TimingEnded", "problem": None, "checks": [],
+                                             "hidden": {**hidden(), "events_ms": None, "wall_ms": None, "baseline_ms": None}},
+                                            (p.TimingEnded,), TIMING, "all four or not at all"),
     "prepared time as a string": ({"kind": "Prepared", "seconds": "soon"}, (p.Prepared,), p.Expect(),
                                   "seconds: expected a number"),
     "peak as a string": ({"kind": "Built", "device": {}, "versions": {}, "probe": None,

@@ -34,6 +34,7 @@ CASES = {
     "pointer-cache": ("pointer_cache.py", {}, Status.INCORRECT_NUMERICAL, "outside atol"),  # a round or a timed sample
     "dps-early-exit": ("dps_early_exit.py", {"destination_passing_style": True}, Status.PASSED, ""),
     "patch-timer": ("patch_timer.py", {}, Status.TAMPERED, "elapsed_time"),
+    "skip-probe": ("skip_probe.py", {}, Status.TAMPERED, "hidden_work_check"),
     "forged-activities": ("forged_activities.py", {}, Status.TAMPERED, "call_times_us"),
     "thread": ("background_thread.py", {}, Status.TAMPERED, "threads left running"),
     "pool-thread": ("pool_thread.py", {}, Status.TAMPERED, "ThreadPoolExecutor"),

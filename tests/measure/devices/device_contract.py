@@ -119,6 +119,8 @@ def check_sampler(device: Device) -> None:
     sampler.warmup()
     samples = sampler.chunk(3)
     assert len(samples) == 3 and all(s > 0 for s in samples), samples
+    check = sampler.hidden_work_check(reps=2, tries=1)  # a device that queues work is measured: else TAMPERED
+    assert ("hidden_ms" in check) == device.queues_work, check
 
 
 CHECKS = [check_identity, check_events, check_events_see_device_time, check_cache_and_hold,
