@@ -1,9 +1,9 @@
 """The host CPU as a device: the embedded default, so opbench can be tried with no accelerator at all."""
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import ctypes.util
+import functools
 import os
 import time
 from pathlib import Path
@@ -71,15 +71,21 @@ FLUSH_CAP_BYTES = 32 * 1024 ** 2
 M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4
 
 
+@functools.cache
+def _libc_function(name: str) -> Any:
+    """`name` from the C library, or None where there is none (not glibc): looked up once a process, since
+    `find_library` runs `ldconfig` and `trim_heap` is called after every row."""
+    path = ctypes.util.find_library("c")
+    try:
+        return getattr(ctypes.CDLL(path), name) if path else None
+    except (OSError, AttributeError):
+        return None
+
+
 def keep_heap() -> tuple[bool, str]:
     """Serve every allocation from the heap and never return it to the kernel (glibc), so steady-state
     calls reuse warm pages; whether it was done, and what was done, for the device info."""
-    name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(name) if name else None
-        mallopt = libc.mallopt if libc is not None else None
-    except (OSError, AttributeError):
-        mallopt = None
+    mallopt = _libc_function("mallopt")
     if mallopt is None:
         return False, "default (no glibc mallopt)"
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
@@ -92,9 +98,9 @@ def trim_heap() -> None:
     pages inside it): the parent keeps its heap within a row and trims it after, so rows of changing
     sizes cannot grow it by fragmentation (simulated in review: 2.3 GB resident trimmed, 11 GB after ten
     solutions kept)."""
-    name = ctypes.util.find_library("c")
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(name).malloc_trim(0) if name else None
+    malloc_trim = _libc_function("malloc_trim")
+    if malloc_trim is not None:
+        malloc_trim(0)
 
 
 # A kept heap still grows when fragmentation leaves no free chunk big enough for a call's temporaries, and
