@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import stat
 from pathlib import Path
 
@@ -53,6 +54,25 @@ def test_the_worker_runs_a_staged_copy_in_its_scratch_folder(tmp_path: Path) -> 
     assert not Path(cwd).exists(), "the scratch folder outlived its worker"
     assert containment["build_cache"] == str(tmp_path / "cache" / "build")
     assert {p.name.split("-")[0] for p in (tmp_path / "cache" / "build").iterdir()} == {"reference", "where"}
+
+
+def test_jit_caches_live_in_the_solutions_build_folder_and_outlast_the_worker(tmp_path: Path) -> None:
+    jit = tmp_path / "jit.py"
+    jit.write_text("import os, pathlib\n"
+                   f"names = {sorted(sandbox.jit_caches(Path('.')))!r}\n"
+                   "build = pathlib.Path(os.environ['OPBENCH_BUILD_DIR']).parent\n"
+                   "outside = [n for n in names if build not in pathlib.Path(os.environ[n]).parents]\n"
+                   "runs = pathlib.Path(os.environ['TILELANG_CACHE_DIR']) / 'runs'\n"
+                   "runs.write_text(str(int(runs.read_text()) + 1 if runs.exists() else 1))\n"
+                   "print('OUTSIDE', outside, 'RUNS', runs.read_text(), flush=True)\n"
+                   "def run(x, w):\n    return x * w + 1.0\n")
+    sols = [{"name": "jit", "language": "pytorch", "entry_point": f"{jit}::run"}]
+    for _ in range(2):  # a second run of the same code finds what the first one's JIT left
+        traces, _ = _run(tmp_path, sols, tmp_path / "cache")
+        assert traces["jit"].status == Status.PASSED, traces["jit"].message
+        shutil.rmtree(tmp_path / "manifests")
+    log = (tmp_path / "out" / "logs" / "jit.log").read_text()
+    assert "OUTSIDE [] RUNS 2" in log, log
 
 
 def test_build_cache_is_keyed_by_content() -> None:
