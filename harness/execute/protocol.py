@@ -224,14 +224,16 @@ class Command:
 @dataclass(frozen=True)
 class Prepare(Command):
     """The harness's own start-up, ahead of the solution's turn (run/spares): import torch, open the
-    device, start the profiler the cupti timer uses (about a second, once per process). No solution
-    code is loaded, so a prepared worker can wait while another solution is timed."""
+    device, start the profiler the cupti timer uses (about a second, once per process), import the
+    language's runtime package (`solutions.runtime_module`). No solution code is loaded, so a prepared
+    worker can wait while another solution is timed."""
 
     name: ClassVar[str] = "prepare"
     replies: ClassVar[tuple[type, ...]] = (Prepared,)
     device_kind: str
     device_index: int
     start_profiler: bool = True
+    language: str = ""
 
 
 @dataclass(frozen=True)

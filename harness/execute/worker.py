@@ -9,6 +9,7 @@ execute code or believe a forged reply.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import sys
 import time
@@ -89,6 +90,11 @@ class WorkerState:
         self._open(cmd.device_kind, cmd.device_index)
         if cmd.start_profiler and self.device.traces_activities():  # its one-time start-up, out of the first row
             self.device.device_activities(lambda: None)
+        from harness.execute.solutions import runtime_module
+        module = runtime_module(cmd.language)
+        if module is not None:  # a failed import proves nothing here: the Build says what is wrong
+            with contextlib.suppress(Exception):
+                importlib.import_module(module)
         return Prepared(time.perf_counter() - start)
 
     def build(self, cmd: Build) -> Built | Failure:

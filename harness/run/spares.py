@@ -50,7 +50,7 @@ class Spares:
             self._asked.add(sol.name)
             worker = self.make(sol)
             try:
-                sent = worker.send(Prepare(self.kind, self.device_index, PROFILER))
+                sent = worker.send(Prepare(self.kind, self.device_index, PROFILER, sol.language))
             except WorkerError:
                 worker.kill()
                 continue

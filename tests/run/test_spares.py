@@ -89,3 +89,17 @@ def test_only_the_first_solutions_worker_starts_beside_the_reference(tmp_path: P
     report = Runner(_manifest(tmp_path, ["a", "b", "c"]), RunOptions(device="cpu", log_dir=tmp_path / "logs")).run()
     assert [str(t.status) for t in report.traces] == ["PASSED"] * 3
     assert seen == [["a"]]
+
+
+
+def test_a_prepared_worker_imports_its_languages_runtime_and_a_missing_one_proves_nothing(tmp_path: Path) -> None:
+    from harness.execute.protocol import Prepare, Prepared
+    from harness.execute.solutions import runtime_module
+    assert [runtime_module(lang) for lang in ("pytorch", "cuda_cpp", "triton", "tilelang", "cute_dsl", "cutile")] == \
+        [None, None, "triton", "tilelang", "cutlass", "cuda.tile"]
+    for language in ("triton", "cutile"):  # not installed on a CPU machine: the Build, not the Prepare, says so
+        worker = Worker(language, tmp_path / "logs")
+        try:
+            assert isinstance(worker.call(Prepare("cpu", 0, False, language), timeout=120), Prepared)
+        finally:
+            worker.kill()

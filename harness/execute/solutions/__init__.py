@@ -18,6 +18,12 @@ PYTHON_DSLS = {"cute_dsl": ("cutlass", "'nvidia-cutlass-dsl[cu13]'"), "cutile": 
 LANGUAGES = ("pytorch", "triton", "tilelang", *CPP_LANGUAGES, *PYTHON_DSLS)
 
 
+def runtime_module(language: str) -> str | None:
+    """The package a `language` solution's code imports first, heavy to load (TileLang brings TVM, the CuTe
+    DSL its MLIR libraries): a prepared worker imports it ahead of the turn (`Worker.prepare`)."""
+    return {"triton": "triton", "tilelang": "tilelang"}.get(language) or PYTHON_DSLS.get(language, (None,))[0]
+
+
 def tileiras_places() -> list[Path]:
     """Where cuda.tile looks for the compiler it runs on first call: the nvidia-cuda-tileiras wheel,
     PATH, the CUDA toolkit."""
