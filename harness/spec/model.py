@@ -168,7 +168,7 @@ class BenchConfig:
         Switch(False, "--rule-repeats", "bench modules in events mode: repeats is the least number of samples; "
                "the stopping rule decides the rest (default)")))
     fresh_inputs: bool = knob(True, switches=(
-        Switch(True, "--fresh-inputs", "permute random inputs in place between samples (default; defeats result caches)"),
+        Switch(True, "--fresh-inputs", "draw random inputs anew, in place, before every sample (default; defeats result caches)"),
         Switch(False, "--no-fresh-inputs", "time every sample on the same inputs")))
 
 
