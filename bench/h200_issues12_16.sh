@@ -270,7 +270,8 @@ PY
   fi
   ;;
 s18)  # carry .w5 .w9 (the archive's last part, the CuTe DSL's two wheels): make bench cold and warm with the JIT
-  # caches kept in the build folders and the reference started first; then the start order A/B (spares.FIRST) warm
+  # caches kept in the build folders; then the start order A/B (spares.FIRST, in the tree at 79d8cab only: it lost,
+  # and is gone; on 2026-12-07 this part ran with .whl .w8 instead, the toolchains coming after in c2)
   began18=$(date +%s); left() { echo $(( ${S18_S:-560} - ($(date +%s) - began18) )); }
   C_S=$(( $(left) - 150 )) C2_COST=0 bash "$0" c2 | tail -75
   for first in 8 1; do

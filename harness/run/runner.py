@@ -40,7 +40,7 @@ from harness.results.report import Report
 from harness.results.trace import Status, Trace
 from harness.results.interrupt import stopped
 from harness.run.prebuild import Prebuild
-from harness.run import spares
+from harness.run.spares import Spares
 
 RESTART_AFTER = {Status.RUNTIME_ERROR, Status.TIMEOUT, Status.OUT_OF_MEMORY, Status.TAMPERED}
 
@@ -200,7 +200,7 @@ class Runner:
         self.spared = descendants(os.getpid())  # processes that were here before this run are not its strays
         self.policy = sandbox.policy()  # workers' uid and build cache (execute/sandbox)
         self.ledger = handoff.Ledger()  # device memory each worker handed over (no worker passes off another's)
-        self.spares = spares.Spares([], self._worker, self.kind, options.device_index, self.cfg.compile_timeout_s)  # run() fills it
+        self.spares = Spares([], self._worker, self.kind, options.device_index, self.cfg.compile_timeout_s)  # run() fills it
         # where the run's time outside the rows goes: seconds since the process started, at each mark
         self.clock: dict[str, float] = {}
 
@@ -286,15 +286,12 @@ class Runner:
         pending = [s for s in solutions if any((self.m.definition.name, w.id, s.name) not in self.opt.done for w in workloads)]
         builds = Prebuild(pending, self.m.definition, self.kind, self.opt.device_index, self.opt.log_dir, self.policy,
                           str(self.run_seed), self.cfg.compile_timeout_s, self.progress).start()
-        # The reference is on every row's path: beside it start only the first solution's worker, not the
-        # whole window (nine processes opening the device and the profiler at once), the rest once it is ready.
-        self.spares = spares.Spares([s for s in pending if self.kind in s.devices], self._worker, self.kind,
-                             self.opt.device_index, self.cfg.compile_timeout_s).fill(count=spares.FIRST)
+        self.spares = Spares([s for s in pending if self.kind in s.devices], self._worker, self.kind,
+                             self.opt.device_index, self.cfg.compile_timeout_s).fill()
         try:
             try:
-                self._start_reference()  # while the compiled solutions build and the first worker starts
+                self._start_reference()  # while the compiled solutions build and the first workers start
                 self.clock["reference_ready"] = since_start()
-                self.spares.fill()
                 prebuilt = builds.finish()
                 self.clock["builds_done"] = since_start()
             except BaseException:

@@ -3,10 +3,9 @@
 Without this, each solution's first row pays, one solution after another, for work that needs no
 solution code: spawning Python, importing torch, opening the device, starting the profiler the
 cupti timer reads (about 5 s a solution on the H100, 2026-12-05: half of a warm `make bench`). The
-next BATCH solutions' workers do it (`Prepare`) while earlier solutions build and run: the first
-solution's beside the reference and the parallel builds, the rest of the batch once the reference is
-ready (it is on every row's path; nine processes opening the device and the profiler at once slowed
-it), then one more each time a turn takes its worker, so a turn never waits for a whole batch to start (the ninth solution of a warm `make bench`
+next BATCH solutions' workers do it (`Prepare`) while earlier solutions build and run: a batch at the
+run's start, beside the reference and the parallel builds, then one more each time a turn takes its
+worker, so a turn never waits for a whole batch to start (the ninth solution of a warm `make bench`
 on the H100 waited 10 s for the second batch, 2026-12-06). A worker still starting is stopped, as a
 prepared one is, while a row is timed (`frozen`): no start-up competes with a measurement.
 
@@ -24,8 +23,10 @@ from harness.execute.isolation import Worker, WorkerError
 from harness.execute.protocol import Command, Prepare
 from harness.spec.model import Solution
 
-BATCH = 8  # workers prepared or starting at once: each holds a device context (about 0.5 GB of a GPU's memory)
-FIRST = 1  # of those, started beside the reference at the run's start; the rest once it is ready (Runner.run)
+# workers prepared or starting at once: each holds a device context (about 0.5 GB of a GPU's memory). Starting
+# only the first solution's beside the reference, the rest once it was ready, had the reference ready 1.7 s
+# sooner but the rows done 4.4 s later, the later workers not ready for their turns (H100, 2026-12-07)
+BATCH = 8
 PROFILER = True  # whether a prepared worker also starts the profiler (CUPTI) before its turn
 
 
@@ -42,9 +43,9 @@ class Spares:
     _ready: dict[str, Worker] = field(default_factory=dict)
     _asked: set[str] = field(default_factory=set)
 
-    def fill(self, first: int = 0, count: int | None = None) -> "Spares":
-        """Send Prepare to the workers of `order[first:first + count]` (count: BATCH; those not asked before)."""
-        for sol in self.order[first:first + (BATCH if count is None else count)]:
+    def fill(self, first: int = 0) -> "Spares":
+        """Send Prepare to the workers of `order[first:first + BATCH]` (those not asked before)."""
+        for sol in self.order[first:first + BATCH]:
             if sol.name in self._asked:
                 continue
             self._asked.add(sol.name)

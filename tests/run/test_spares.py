@@ -77,21 +77,6 @@ def test_a_run_uses_each_prepared_worker_and_leaves_none(tmp_path: Path) -> None
     assert not left
 
 
-def test_only_the_first_solutions_worker_starts_beside_the_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[list[str]] = []
-    start = Runner._start_reference
-
-    def spy(self: Runner) -> None:  # which workers are starting while the reference does
-        seen.append([name for name, _, _ in self.spares._flight])
-        start(self)
-
-    monkeypatch.setattr(Runner, "_start_reference", spy)
-    report = Runner(_manifest(tmp_path, ["a", "b", "c"]), RunOptions(device="cpu", log_dir=tmp_path / "logs")).run()
-    assert [str(t.status) for t in report.traces] == ["PASSED"] * 3
-    assert seen == [["a"]]
-
-
-
 def test_a_prepared_worker_imports_its_languages_runtime_and_a_missing_one_proves_nothing(tmp_path: Path) -> None:
     from harness.execute.protocol import Prepare, Prepared
     from harness.execute.solutions import runtime_module
