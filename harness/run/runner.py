@@ -320,7 +320,7 @@ class Runner:
             raise stopped(exc, [self._report(env, traces)]) from None
         finally:
             if self.ref is not None:
-                self.ref.close()
+                self.ref.kill()  # killed, as each solution's worker is: what it computed is here already
         return self._report(env, traces)
 
     def _report(self, env: dict[str, Any], traces: list[Trace]) -> Report:
