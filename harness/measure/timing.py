@@ -277,10 +277,9 @@ def hidden_work_suspected(check: dict[str, Any], min_hidden_ms: float = 0.02, fr
     time well above event time by more than noise: the call did work the timer missed."""
     if "hidden_ms" not in check:  # not measured: a device whose calls queue nothing
         return False
-    if check.get("escaped_ms", 0.0) > max(0.002, 0.1 * check.get("events_ms", 0.0)):
+    if check.get("escaped_ms", 0.0) > max(0.002, 0.1 * check["events_ms"]):  # measured: all four are there
         return True
-    hidden = check["hidden_ms"]
-    return hidden > min_hidden_ms and hidden > fraction * max(check.get("wall_ms", 0.0), 1e-9)
+    return check["hidden_ms"] > min_hidden_ms and check["hidden_ms"] > fraction * max(check["wall_ms"], 1e-9)
 
 
 def throttled(clock_readings: Sequence[dict[str, float]], ratio: float = 0.75) -> bool:
