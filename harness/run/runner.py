@@ -23,7 +23,6 @@ from harness.execute.containment import descendants, guard_parent, kill_strays
 from harness.execute.correctness import Verdict, compare
 from harness.measure.devices import device_class, detect_kind
 from harness.measure.devices.base import Peak
-from harness.measure.devices.cpu import keep_heap, trim_heap
 from harness.execute.dtypes import name_of
 from harness.measure.environment import environment
 from harness.spec.expressions import evaluate
@@ -160,16 +159,6 @@ def unsupported_hint(message: str) -> str:
     return ""
 
 
-def release_parent_memory(kind: str) -> None:
-    """The parent's copies of a row's outputs given back after the row: on a GPU to the device, for the
-    workers (freed tensors otherwise stay in the parent's caching allocator for the rest of the run); on
-    the CPU, where `run` keeps the heap within a row, to the host (`trim_heap`)."""
-    if kind == "cpu":
-        trim_heap()
-    elif torch.cuda.is_available() and torch.cuda.is_initialized():
-        torch.cuda.empty_cache()
-
-
 def resolve_device(requested: str) -> str:
     if requested == "auto":
         return detect_kind()
@@ -279,8 +268,7 @@ class Runner:
     # -- the run ------------------------------------------------------------------------------
     def run(self) -> Report:
         guard_parent()  # a subreaper: a solution's double fork is re-parented here, where kill_strays finds it
-        if self.kind == "cpu":  # CPU outputs reach this process whole: a row's frames and copies reuse warm heap pages
-            keep_heap()         # (2-core VM, a 2048x8192 bf16 row: correctness + re-checks 4.4 -> 3.2 s); trimmed per row (release_parent_memory)
+        device_class(self.kind).keep_parent_memory()
         self.clock["runner"] = since_start()
         workloads, solutions = list(self.m.workloads), list(self.m.solutions)  # --solution/--workload: in prepare()
         pending = [s for s in solutions if any((self.m.definition.name, w.id, s.name) not in self.opt.done for w in workloads)]
@@ -378,7 +366,7 @@ class Runner:
                         done.extend(self._trace(sol, x, status, msg) for x in workloads[len(traces):])
                         return
                 trace = self._workload(worker, sol, w)
-                release_parent_memory(self.kind)
+                device_class(self.kind).release_parent_memory()
                 traces.append(trace)
                 done.append(trace)
                 self.progress(f"{sol.name} :: {w.id} -> {trace.status}")

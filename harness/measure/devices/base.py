@@ -56,6 +56,15 @@ class Device(ABC):
     def available(cls) -> tuple[bool, str]:
         """(usable, reason-if-not): the reason is what a SKIPPED row in the report says."""
 
+    # -- the parent's memory (the trusted process, which holds each row's outputs to compare) ----------
+    @classmethod
+    def keep_parent_memory(cls) -> None:
+        """Once, before the run's rows: how the parent holds the outputs it compares (nothing by default)."""
+
+    @classmethod
+    def release_parent_memory(cls) -> None:
+        """After each row: the parent's copies of its outputs given back (nothing by default)."""
+
     @property
     @abstractmethod
     def torch_device(self) -> torch.device: ...

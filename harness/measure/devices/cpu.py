@@ -140,6 +140,16 @@ class CpuDevice(Device):
     def available(cls) -> tuple[bool, str]:
         return True, ""
 
+    @classmethod
+    def keep_parent_memory(cls) -> None:
+        """CPU outputs reach the parent whole: a row's frames and copies reuse warm heap pages (2-core VM, a
+        2048x8192 bf16 row: correctness + re-checks 4.4 -> 3.2 s), trimmed after each row."""
+        keep_heap()
+
+    @classmethod
+    def release_parent_memory(cls) -> None:
+        trim_heap()
+
     @property
     def torch_device(self) -> torch.device:
         return torch.device("cpu")

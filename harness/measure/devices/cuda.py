@@ -108,6 +108,13 @@ class CudaDevice(Device):
             return False, why
         return True, ""
 
+    @classmethod
+    def release_parent_memory(cls) -> None:
+        """The parent's copies of a row's outputs (device handoff) back to the device, for the workers:
+        freed tensors otherwise stay in the parent's caching allocator for the rest of the run."""
+        if torch.cuda.is_initialized():
+            torch.cuda.empty_cache()
+
     @property
     def torch_device(self) -> torch.device:
         return torch.device("cuda", self.index)
