@@ -84,6 +84,7 @@ def _make(gen: Generator, shape: tuple[int, ...], dtype: torch.dtype, seed: int,
     return t
 
 
+DIRECT_FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)  # dtypes torch draws floats in
 CPU_CHUNK = 1 << 17  # elements a generator: half a millisecond of drawing, worth a thread
 
 
@@ -110,7 +111,7 @@ def fill_random(t: torch.Tensor, kind: str, p: Mapping[str, Any], seed: int) -> 
     if is_packed_fp4(t.dtype):
         _chunked(t.view(torch.uint8), seed, lambda d, g: d.random_(0, 256, generator=g))
         return
-    direct = t.dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16) or not t.dtype.is_floating_point
+    direct = t.dtype in DIRECT_FLOATS or not t.dtype.is_floating_point
     d = t if direct else torch.empty(t.shape, dtype=torch.float32, device=t.device)
     if kind == "randint":
         low, high = int(p["low"]), int(p["high"])
@@ -197,14 +198,93 @@ def drawn_inputs(workload: Workload, names: list[str], values: list[Any]) -> lis
             if workload.inputs[name].type in FRESH_KINDS and isinstance(values[k], torch.Tensor) and values[k].numel()]
 
 
-def redraw(workload: Workload, names: list[str], values: list[Any], key: int) -> None:
-    """New values, in place and on the device, for every random and randint input: fresh draws from
-    the same distribution (not a permutation, which a sort or a norm cannot tell from the original),
-    integers within their declared range. The same `key` gives the same values on the same device, so
-    the reference worker can redraw what a solution was timed on and the parent can re-check it."""
-    for k in drawn_inputs(workload, names, values):
-        gen = workload.inputs[names[k]]
-        fill_random(values[k], gen.type, gen.params, mix_seed(key, k))
+class Redraw:
+    """The random and randint inputs of timed sample `sample` of a timing session with key `key`, drawn
+    anew in place: new values from the same distribution (not a permutation, which a sort or a norm
+    cannot tell from the original), integers within their declared range. The same (key, sample)
+    gives the same values on the same kind of device, so the reference worker can redraw what a
+    solution was timed on and the parent can re-check it.
+
+    A small tensor, and any tensor on an accelerator (whose generator is parallel), is drawn directly.
+    A large CPU tensor is the sum of a window of one pool and the whole of another, both drawn once
+    a session: torch's CPU generator costs 4-7 ns an element even in chunks, 7 ms before every 2 ms
+    call of a 256x4096 RMSNorm on a 2-core VM (so 150 samples fitted a 3 s budget, and rows ended
+    NOISY), while the sum is one pass. Sample k's window starts k places further along the first pool
+    while the second stays put, so no sample repeats another, whole or shifted (which a row cache
+    could use), until a new pair of pools every `n // 8` samples."""
+
+    def __init__(self, workload: Workload, key: int):
+        self.workload, self.key = workload, key
+        self._pools: dict[int, tuple[int, torch.Tensor, torch.Tensor]] = {}  # input -> (epoch, sliding, fixed)
+
+    def __call__(self, names: list[str], values: list[Any], sample: int) -> None:
+        for k in drawn_inputs(self.workload, names, values):
+            gen, t = self.workload.inputs[names[k]], values[k]
+            if t.device.type == "cpu" and t.numel() > CPU_CHUNK and t.is_contiguous():
+                self._pooled(k, t, gen.type, gen.params, sample)
+            else:
+                fill_random(t, gen.type, gen.params, mix_seed(self.key, sample, k))
+
+    def _pooled(self, k: int, t: torch.Tensor, kind: str, p: Mapping[str, Any], sample: int) -> None:
+        ints = _integers(t.dtype, kind, p)
+        flat = (t.view(torch.uint8) if is_packed_fp4(t.dtype) else t).view(-1)
+        n = flat.numel()
+        span = max(n // 8, POOL_MIN_SPAN)  # samples per pair of pools: the first pool's extra length
+        epoch, shift = divmod(sample, span)
+        if k not in self._pools or self._pools[k][0] != epoch:
+            seed = mix_seed(self.key, k, "pools", epoch)
+            self._pools[k] = (epoch, _pool(flat.dtype, ints, p, n + span, mix_seed(seed, 0)),
+                              _pool(flat.dtype, ints, p, n, mix_seed(seed, 1)))
+        _, sliding, fixed = self._pools[k]
+        _combine(flat, sliding[shift:shift + n], fixed, ints, p)
+
+
+POOL_MIN_SPAN = 4096  # samples a pair of pools serves at least (a timed row takes a few thousand)
+
+
+def _integers(dtype: torch.dtype, kind: str, p: Mapping[str, Any]) -> tuple[int, int] | None:
+    """(low, count) of the integers a tensor of `dtype` is drawn from (as `fill_random` draws them), or
+    None for a float distribution."""
+    if is_packed_fp4(dtype):
+        return 0, 256
+    if kind == "randint":
+        return int(p["low"]), int(p["high"]) - int(p["low"])
+    if dtype == torch.bool:
+        return 0, 2
+    return None if dtype.is_floating_point else (-8, 16)
+
+
+def _pool(dtype: torch.dtype, ints: tuple[int, int] | None, p: Mapping[str, Any], n: int, seed: int) -> torch.Tensor:
+    """`n` values any two of which sum to the input's distribution (`_combine`)."""
+    if ints is not None:  # uniform in [0, count): a sum modulo count is uniform too
+        count = ints[1]
+        pool = torch.empty(n, dtype=torch.int32 if count <= 1 << 30 else torch.int64)
+        _chunked(pool, seed, lambda x, g: x.random_(0, count, generator=g))
+    elif p.get("distribution", "normal") == "uniform":  # uniform in [0, 1): a sum's fraction is uniform too
+        pool = torch.empty(n, dtype=torch.float32)
+        _chunked(pool, seed, lambda x, g: x.uniform_(0.0, 1.0, generator=g))
+    else:  # normal with half the mean and half the variance: a sum of two is the declared normal
+        pool = torch.empty(n, dtype=dtype if dtype in DIRECT_FLOATS else torch.float32)
+        mean, std = float(p.get("mean", 0.0)) / 2, float(p.get("std", 1.0)) / math.sqrt(2)
+        _chunked(pool, seed, lambda x, g: x.normal_(mean, std, generator=g))
+    return pool
+
+
+def _combine(flat: torch.Tensor, a: torch.Tensor, b: torch.Tensor, ints: tuple[int, int] | None,
+             p: Mapping[str, Any]) -> None:
+    """`flat` = a + b, brought to the input's distribution: as it is for a normal, modulo the count of
+    integers (then shifted to `low`) for integers, its fraction scaled to [low, high) for a uniform."""
+    uniform = ints is None and p.get("distribution", "normal") == "uniform"
+    if ints is None and not uniform and a.dtype == flat.dtype:
+        torch.add(a, b, out=flat)  # the common case: one pass
+        return
+    total = a + b
+    if ints is not None:
+        total.remainder_(ints[1]).add_(ints[0])
+    elif uniform:
+        low, high = float(p.get("low", 0.0)), float(p.get("high", 1.0))
+        total.frac_().mul_(high - low).add_(low)
+    flat.copy_(total)
 
 
 def poison(outputs: list[torch.Tensor]) -> None:

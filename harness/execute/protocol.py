@@ -255,15 +255,15 @@ class Build(Command):
 
 @dataclass(frozen=True)
 class Run(Command):
-    """One correctness round on fresh inputs made in the worker from `seed`; with `draw`, the random
-    inputs redrawn as timed sample `draw` had them (`inputs.redraw`: the reference re-checking a
-    kept sample of a solution's timing)."""
+    """One correctness round on fresh inputs made in the worker from `seed`; with `draw` (key, sample),
+    the random inputs redrawn as timed sample `sample` of the session with that key had them
+    (`inputs.Redraw`: the reference re-checking a kept sample of a solution's timing)."""
 
     name: ClassVar[str] = "run"
     replies: ClassVar[tuple[type, ...]] = (Outputs, Rejected)
     workload: Workload
     seed: int
-    draw: int | None = None
+    draw: tuple[int, int] | None = None
     on_device: bool = False  # outputs as device handles (set by the parent's Worker after a good probe)
     updates: tuple[str, ...] = ()  # inputs the reference updates in place: a solution may too, and return them
 
@@ -275,7 +275,8 @@ class Run(Command):
 @dataclass(frozen=True)
 class TimeStart(Command):
     """Make one input set per seed, set up the sampler and warm up. Before timed sample k its random
-    inputs are redrawn with key `draw_key(key, k)` (when the config asks for fresh inputs)."""
+    inputs are redrawn as `inputs.Redraw(workload, key)` draws sample k (when the config asks for
+    fresh inputs); `key` is the parent's secret, so the parent can have any sample redrawn."""
 
     name: ClassVar[str] = "time_start"
     replies: ClassVar[tuple[type, ...]] = (TimingStarted,)
@@ -315,12 +316,6 @@ class TimeEnd(Command):
 
     def expect(self, before: Expect) -> Expect:  # the outputs of every kept sample
         return replace(before, samples=None, frame_bytes=SMALL_FRAME + 2 * before.data_bytes * MAX_KEPT)
-
-
-def draw_key(key: int, sample: int) -> int:
-    """The redraw key of timed sample `sample`: the worker uses it, the parent recomputes it."""
-    from harness.execute.inputs import mix_seed
-    return mix_seed(key, "draw", sample)
 
 
 def _data_bytes(before: Expect, workload: Workload) -> int:

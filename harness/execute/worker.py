@@ -65,6 +65,7 @@ class WorkerState:
         self.cache_problem: str | None = None  # set when a timed chunk left cache persisting (time_end reports it)
         self.keep_at: set[int] = set()  # timed samples whose outputs the parent asked for (TimeChunk.keep)
         self.kept_samples: dict[int, Any] = {}
+        self.rechecks: Any = None  # the Redraw of the session whose kept samples the parent re-checks (run)
         self.bench: Any = None  # a loaded bench module, and the BenchLoad that loaded it (its staged files)
         self.bench_load_cmd: BenchLoad | None = None
         self.handed: list[Any] = []  # tensors whose device memory the parent may still be reading (handoff)
@@ -179,14 +180,17 @@ class WorkerState:
         """One correctness round on fresh inputs for `cmd.seed` (redrawn as timed sample `cmd.draw`
         had them, when the parent re-checks a kept sample on the reference)."""
         from harness.execute.guards import mutated_inputs, output_problems, snapshot
-        from harness.execute.inputs import generate_inputs, redraw
+        from harness.execute.inputs import Redraw, generate_inputs
         dev = self.device
         self.handed = []
         self.end_timing()  # a session the parent abandoned (its reference failed mid-timing) holds memory
         inputs = generate_inputs(self.definition, cmd.workload, cmd.seed, dev.torch_device)
         entry = self._prepare(cmd.workload, inputs)
-        if cmd.draw is not None:
-            redraw(cmd.workload, entry["names"], entry["inputs"], cmd.draw)
+        if cmd.draw is not None:  # a re-check's samples share their session's pools: kept for the next
+            key, sample = cmd.draw
+            if self.rechecks is None or (self.rechecks.key, self.rechecks.workload) != (key, cmd.workload):
+                self.rechecks = Redraw(cmd.workload, key)
+            self.rechecks(entry["names"], entry["inputs"], sample)
         before = snapshot(entry["inputs"])
         dev.synchronize()  # inputs were made on the default stream; the call runs on the harness stream
         why = self.guard.modes()
@@ -226,19 +230,21 @@ class WorkerState:
 
     def time_start(self, cmd: TimeStart) -> TimingStarted:
         """Inputs per seed, the sampler, warm-up. Before every call the random inputs of its set are
-        redrawn (timed sample k: key `draw_key(cmd.key, k)`, which the parent can recompute) and
+        redrawn (timed sample k: `Redraw(workload, cmd.key)` at k, which the parent can have redone) and
         destination buffers refilled with NaN, and the inputs an in-place operation updates restored
         (`cmd.updates`); after a sample the parent asked to keep, its outputs are copied on the device."""
         import torch
-        from harness.execute.inputs import drawn_inputs, generate_inputs, poison, redraw, workload_bytes
-        from harness.execute.protocol import MAX_KEPT, draw_key
+        from harness.execute.inputs import Redraw, drawn_inputs, generate_inputs, poison, workload_bytes
+        from harness.execute.protocol import MAX_KEPT
         from harness.measure.timing import Sampler
         dev, workload = self.device, cmd.workload
         self.handed = []  # what the last Run handed over is not needed while timing
         self.end_timing()  # an abandoned session's pool, before the new one is made
+        self.rechecks = None  # the last session's re-checks are done
         self.pool = [self._prepare(workload, generate_inputs(self.definition, workload, s, dev.torch_device))
                      for s in cmd.seeds]
         fresh = cmd.cfg.fresh_inputs and drawn_inputs(workload, self.pool[0]["names"], self.pool[0]["inputs"])
+        redraw = Redraw(workload, cmd.key)
         self.keep_at, self.kept_samples = set(), {}
 
         def make_call(entry: dict[str, Any]) -> Callable[[], None]:
@@ -259,7 +265,7 @@ class WorkerState:
                 if kept is not None:
                     t.copy_(kept)
             if fresh:
-                redraw(workload, entry["names"], entry["inputs"], draw_key(cmd.key, next(untimed) if k is None else k))
+                redraw(entry["names"], entry["inputs"], next(untimed) if k is None else k)
             if entry["outputs"] is not None:
                 poison(entry["outputs"])
 

@@ -29,7 +29,7 @@ from harness.spec.expressions import evaluate
 from harness.execute.inputs import allocate_outputs, has_fresh_inputs, mix_seed, workload_bytes
 from harness.execute.isolation import Worker, WorkerError
 from harness.execute.protocol import (MAX_KEPT as RECHECKS, Build, Built, Command, Outputs, Prepare, Reply, Run,
-                                      TimeChunk, TimeEnd, TimeStart, draw_key)
+                                      TimeChunk, TimeEnd, TimeStart)
 from harness.spec.model import BenchConfig, Manifest, Solution, Workload
 from harness.measure import wallclock
 from harness.measure.wallclock import ChunkWall
@@ -210,6 +210,7 @@ class Runner:
         try:
             # Prepare first: its profiler start-up would otherwise fall in the first row's timing start
             self.ref.call(Prepare(self.kind, self.opt.device_index), timeout=self.cfg.compile_timeout_s)
+            self.clock.setdefault("reference_prepared", since_start())  # its process, torch and the device up
             self.ref_info = self.ref.call(Build(ref, self.m.definition, self.kind, self.opt.device_index),
                                           timeout=self.cfg.compile_timeout_s)
         except WorkerError as exc:
@@ -456,7 +457,7 @@ class Runner:
             elapsed = time.monotonic() - began
             for key in ("sol", "ref"):
                 if not done[key][0]:
-                    done[key] = stopping_decision(series[key], elapsed, cfg)
+                    done[key] = stopping_decision(series[key], elapsed, cfg, len(walls[key]))
             if elapsed > cfg.max_time_s * 1.5:  # both capped by max_time_s; this only guards the loop
                 break
         self._lap("sampling")
@@ -496,7 +497,7 @@ class Runner:
             return self._trace(sol, w, Status.TAMPERED, f"timed samples {sorted(asked)} were to be kept for a "
                                f"re-check; the worker returned {sorted(kept)}", **timing_kw)
         for check in end_s.checks:  # timed results must be right too, on inputs the parent redraws itself
-            draw = draw_key(secret, check.sample) if cfg.fresh_inputs else None
+            draw = (secret, check.sample) if cfg.fresh_inputs else None
             reply = self._ref_call(Run(w, seeds[check.sample % len(seeds)], draw), timeout=t_run)
             if not isinstance(reply, Outputs):
                 raise InvalidReference(f"reference rejected a re-check: {reply.message}")

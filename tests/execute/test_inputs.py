@@ -7,8 +7,8 @@ from dataclasses import replace
 import torch
 from safetensors.torch import save_file
 
-from harness.execute.inputs import (CPU_CHUNK, allocate_outputs, fill_random, generate_inputs, has_fresh_inputs, mix_seed,
-                                    poison, redraw)
+from harness.execute.inputs import (CPU_CHUNK, POOL_MIN_SPAN, Redraw, allocate_outputs, fill_random, generate_inputs,
+                                    has_fresh_inputs, mix_seed, poison)
 from harness.spec.manifest import load_manifest
 
 from factories import axpy_document
@@ -55,15 +55,17 @@ def test_redraw_gives_new_values_not_a_permutation(write_manifest) -> None:
     w = m.workloads[0]
     base = generate_inputs(m.definition, w, 1, torch.device("cpu"))
     names, values = list(base), [t.clone() for t in base.values()]
-    redraw(w, names, values, 11)
+    Redraw(w, 11)(names, values, 0)
     assert not torch.equal(values[0].sort().values, base["x"].sort().values)
     assert abs(values[0].mean() - 5.0) < 0.05 and abs(values[0].std() - 0.5) < 0.05  # the same distribution
     assert values[1].dtype == torch.int32 and 3 <= values[1].min() and values[1].max() <= 6
     assert set(values[1].unique().tolist()) == {3, 4, 5, 6} and not torch.equal(values[1], base["w"])
     again = [t.clone() for t in base.values()]
-    redraw(w, names, again, 11)  # the reference worker redraws a kept sample's inputs with the same key
+    Redraw(w, 11)(names, again, 0)  # the reference worker redraws a kept sample's inputs with the same key
     assert all(torch.equal(a, b) for a, b in zip(again, values))
-    redraw(w, names, again, 12)
+    Redraw(w, 11)(names, again, 1)
+    assert not torch.equal(again[0], values[0])
+    Redraw(w, 12)(names, again, 0)
     assert not torch.equal(again[0], values[0])
 
 
@@ -75,7 +77,7 @@ def test_redraw_covers_every_dtype_and_leaves_fixed_data(write_manifest, tmp_pat
         w = m.workloads[0]
         base = generate_inputs(m.definition, w, 1, torch.device("cpu"))
         values = [t.clone() for t in base.values()]
-        redraw(w, list(base), values, 5)
+        Redraw(w, 5)(list(base), values, 0)
         assert values[0].dtype == base["x"].dtype and not torch.equal(values[0], base["x"]), dtype
         assert torch.equal(values[1], base["w"])  # fixed data stays: the workload is flagged CACHEABLE instead
     assert not has_fresh_inputs(m.definition, replace(w, inputs={"x": w.inputs["w"], "w": w.inputs["w"]}))
@@ -119,3 +121,44 @@ def test_large_cpu_draws_leave_no_thread_behind() -> None:
     before = {t.ident for t in threading.enumerate()}
     fill_random(torch.empty(4 * CPU_CHUNK), "random", {}, 1)
     assert {t.ident for t in threading.enumerate() if t.is_alive()} <= before
+
+
+def test_large_cpu_redraws_keep_the_distribution_and_never_repeat_a_sample(write_manifest) -> None:
+    """A large CPU input is redrawn as a sum of two pools (one pass, not the serial generator): every
+    sample has the declared distribution, no sample equals another or another's rows in other places
+    (a row cache), the reference redraws any sample exactly, and a new pair of pools takes over in time."""
+    rows, hidden = 64, 4096  # 2 * CPU_CHUNK elements
+    doc = axpy_document([])
+    doc["definition"]["axes"] = {"r": {"type": "var"}, "n": {"type": "var"}}
+    doc["definition"]["inputs"] = {"x": {"shape": ["r", "n"], "dtype": "bfloat16"},
+                                   "w": {"shape": ["r", "n"], "dtype": "float32"},
+                                   "i": {"shape": ["r", "n"], "dtype": "int32"},
+                                   "b": {"shape": ["r", "n"], "dtype": "bool"},
+                                   "f": {"shape": ["r", "n"], "dtype": "float8_e4m3fn"}}
+    doc["definition"]["outputs"] = {"y": {"shape": ["r", "n"], "dtype": "float32"}}
+    doc["definition"]["reference"] = "def run(x, w, i, b, f):\n    return w"
+    doc["definition"].pop("bytes", None)
+    doc["workloads"] = [{"id": "big", "axes": {"r": rows, "n": hidden}, "inputs": {
+        "x": {"type": "random", "mean": 5.0, "std": 0.5},
+        "w": {"type": "random", "distribution": "uniform", "low": 2.0, "high": 3.0},
+        "i": {"type": "randint", "low": 3, "high": 9}, "b": {"type": "random"}, "f": {"type": "random"}}}]
+    m = load_manifest(write_manifest(doc))
+    w = m.workloads[0]
+    base = generate_inputs(m.definition, w, 1, torch.device("cpu"))
+    names = list(base)
+    redraw, seen = Redraw(w, 7), []
+    for sample in (0, 1, 2, hidden, 5 * POOL_MIN_SPAN + 3):
+        values = [t.clone() for t in base.values()]
+        redraw(names, values, sample)
+        x, u, i, b, f = values
+        assert abs(x.float().mean().item() - 5.0) < 0.01 and abs(x.float().std().item() - 0.5) < 0.01
+        assert 2.0 <= u.min().item() and u.max().item() <= 3.0 and abs(u.mean().item() - 2.5) < 0.01
+        assert abs(u.std().item() - (1 / 12) ** 0.5) < 0.01  # uniform, not the triangle a plain sum makes
+        assert set(i.unique().tolist()) == set(range(3, 9)) and abs(b.float().mean().item() - 0.5) < 0.01
+        assert f.dtype == torch.float8_e4m3fn and abs(f.float().std().item() - 1.0) < 0.05
+        seen.append(x)
+        again = [t.clone() for t in base.values()]
+        Redraw(w, 7)(names, again, sample)  # a fresh Redraw, as the reference worker's re-check makes
+        assert all(torch.equal(a, v) for a, v in zip(again, values))
+    rows_seen = {bytes(r.view(torch.uint8).numpy()) for x in seen for r in x}
+    assert len(rows_seen) == rows * len(seen)  # no row anywhere repeats, and no sample repeats another

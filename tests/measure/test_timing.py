@@ -29,15 +29,18 @@ def test_rse_falls_with_more_samples_and_ignores_outliers() -> None:
 def test_stopping_rule_needs_min_samples_and_min_time() -> None:
     cfg = BenchConfig(min_samples=10, min_time_ms=5.0, rse_threshold=0.01, max_samples=1000, max_time_s=10)
     steady = [1.0] * 9
-    assert stopping_decision(steady, 0.1, cfg) == (False, False, "")
-    assert stopping_decision([1.0] * 10, 0.1, cfg)[:2] == (True, True)
-    assert stopping_decision([1.0] * 10, 0.004, cfg)[0] is False  # 4 ms of sampling < min_time_ms
+    assert stopping_decision(steady, 0.1, cfg, 3) == (False, False, "")
+    assert stopping_decision([1.0] * 10, 0.1, cfg, 3)[:2] == (True, True)
+    assert stopping_decision([1.0] * 10, 0.004, cfg, 3)[0] is False  # 4 ms of sampling < min_time_ms
     # min_time_ms is wall time: tiny samples stop once they are steady and 5 ms have passed
-    assert stopping_decision([0.001] * 10, 0.006, cfg)[:2] == (True, True)
+    assert stopping_decision([0.001] * 10, 0.006, cfg, 3)[:2] == (True, True)
     noisy = [1.0, 3.0] * 50
-    assert stopping_decision(noisy, 0.1, cfg)[0] is False
-    assert stopping_decision(noisy, 11.0, cfg) == (True, False, "max_time_s (10) reached")
-    assert stopping_decision([1.0, 3.0] * 500, 0.1, cfg) == (True, False, "max_samples (1000) reached")
+    assert stopping_decision(noisy, 0.1, cfg, 3)[0] is False
+    # one or two chunks of steady samples may share a passing state: the rule waits for a third
+    assert stopping_decision([1.0] * 20, 0.1, cfg, chunks=2) == (False, False, "")
+    assert stopping_decision([1.0] * 30, 0.1, cfg, chunks=3)[:2] == (True, True)
+    assert stopping_decision(noisy, 11.0, cfg, 3) == (True, False, "max_time_s (10) reached")
+    assert stopping_decision([1.0, 3.0] * 500, 0.1, cfg, 3) == (True, False, "max_samples (1000) reached")
 
 
 def test_summarize_keeps_raw_samples() -> None:
