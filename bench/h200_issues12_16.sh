@@ -295,16 +295,20 @@ s18b)  # no carry needed once s18 ran on this machine: the cheats on CUDA, then 
   step "harness_cost: rmsnorm (warm build cache), a 1 GiB add, FlashInfer-Bench 0.1.2 on the same TraceSet"
   [ "$(left)" -gt 60 ] && timeout "$(( $(left) - 5 ))" python3 bench/harness_cost.py --device cuda --add-gib 1 --vs-fib --timeout-s 120 --out "$OUT" 2>&1 | cut -c1-230
   ;;
-s19)  # after the archive's parts (stash .w3, stash .w4), carry .w5 .w9: make bench cold and warm (the three-chunk rule,
-  # the reference killed at the end, its Prepare on the run clock), then the CPU device on this 16-core host with
-  # libgomp's default wait policy against PASSIVE (isolation.WORKER_ENV): the rows, and the order test that PASSIVE fixed
+s19)  # carry .whl .w8 (or, after the archive's parts, .w5 .w9): first the CPU device on this 16-core host with libgomp's
+  # default wait policy against PASSIVE (isolation.WORKER_ENV): the order tests PASSIVE fixed, and the rmsnorm rows; then
+  # make bench cold and warm (the three-chunk rule, the reference killed at the end, its Prepare on the run clock)
   began19=$(date +%s); left() { echo $(( ${S19_S:-560} - ($(date +%s) - began19) )); }
-  rm -rf /var/tmp/opbench-cache
-  C_S=$(( $(left) - 250 )) C2_COST=0 bash "$0" c2 | tail -75
-  for pol in PASSIVE ""; do
-    step "harness run rmsnorm.yaml --device cpu, OMP_WAIT_POLICY='$pol' (empty: libgomp's default, idle threads spin)"
+  nproc
+  for pol in "" PASSIVE ""; do
+    step "the order tests, OMP_WAIT_POLICY='$pol' (empty: libgomp's default, idle threads spin)"
+    timeout 60 env OMP_WAIT_POLICY="$pol" python3 -m pytest -q -p no:cacheprovider \
+      tests/execute/test_containment.py -k "slower or burners" 2>&1 | grep -E "passed|failed|assert|reported" | head -6
+  done
+  for pol in "" PASSIVE; do
+    step "harness run rmsnorm.yaml --device cpu, OMP_WAIT_POLICY='$pol'"
     s=$(date +%s.%N)
-    timeout "$(( $(left) / 4 > 20 ? $(left) / 4 : 20 ))" env OMP_WAIT_POLICY="$pol" python3 -m harness run rmsnorm.yaml --device cpu \
+    timeout 60 env OMP_WAIT_POLICY="$pol" python3 -m harness run rmsnorm.yaml --device cpu \
       --solution pytorch-fused --out "/tmp/rep/cpu$pol" --quiet > "/tmp/rep/cpu$pol.txt" 2>&1
     echo "exit $? wall $(python3 -c "print(f'{$(date +%s.%N) - $s:.1f}')") s"
     python3 -c "
@@ -316,11 +320,8 @@ for t in r['traces']:
     if a: print(t['workload'], 'sol', round(a['median_ms'], 4), 'n', a['n'], 'rse', round(a['rse'], 4), '| ref', round(b['median_ms'], 4), 'n', b['n'], 'rse', round(b['rse'], 4), t.get('flags'), 'row', round(t['cost_s']['total'], 1))
 " 2>&1 | tail -6
   done
-  for pol in "" PASSIVE ""; do
-    step "the order tests, OMP_WAIT_POLICY='$pol'"
-    timeout "$(( $(left) / 3 > 20 ? $(left) / 3 : 20 ))" env OMP_WAIT_POLICY="$pol" python3 -m pytest -q -p no:cacheprovider \
-      tests/execute/test_containment.py -k "slower or burners" 2>&1 | grep -E "passed|failed|assert|reported" | head -6
-  done
+  rm -rf /var/tmp/opbench-cache
+  C_S=$(( $(left) - 5 )) C2_COST=0 bash "$0" c2 | tail -75
   ;;
 *) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19" >&2; exit 2 ;;
 esac
