@@ -7,6 +7,7 @@ from pathlib import Path
 import yaml
 
 from factories import FAST_BENCH
+from harness.execute.inputs import CPU_CHUNK
 from harness.results.trace import Status
 from harness.run.runner import Runner, RunOptions
 from harness.spec.manifest import load_manifest
@@ -22,7 +23,7 @@ SORTED_GATHER = {
         "outputs": {"s": {"shape": ["n"], "dtype": "float32"}, "g": {"shape": ["n"], "dtype": "float32"}},
         "reference": "import torch\n\ndef run(x, idx, table):\n    return torch.sort(x).values, table[idx]\n",
     },
-    "workloads": [{"id": "n", "axes": {"n": 65536},
+    "workloads": [{"id": "n", "axes": {"n": 4 * CPU_CHUNK},  # large: redrawn from pools (inputs.Redraw)
                    "inputs": {"idx": {"type": "randint", "low": 0, "high": 64}}}],
     "bench": {**FAST_BENCH, "max_time_s": 0.5},
 }
