@@ -242,6 +242,24 @@ class Redraw:
 POOL_MIN_SPAN = 4096  # samples a pair of pools serves at least (a timed row takes a few thousand)
 
 
+def pool_bytes(definition: Definition, workload: Workload) -> int:
+    """Host bytes one worker's `Redraw` holds in pools for `workload` on the CPU (what `_pooled` makes:
+    for a float tensor about 2.1x its bytes, for integers 4-byte pools), for the host-memory estimate."""
+    total = 0
+    for name, spec in definition.inputs.items():
+        shape, gen = workload.shape_of(spec), workload.inputs[name]
+        if gen.type not in FRESH_KINDS or shape is None or math.prod(shape) <= CPU_CHUNK:
+            continue
+        dtype, n = to_torch(workload.dtypes[name]), math.prod(shape)
+        n = n * dtype.itemsize if is_packed_fp4(dtype) else n  # pooled as its bytes
+        ints = _integers(dtype, gen.type, gen.params)
+        size = (4 if ints[1] <= 1 << 30 else 8) if ints else (dtype.itemsize if dtype in DIRECT_FLOATS else 4)
+        if ints is None and gen.params.get("distribution", "normal") == "uniform":
+            size = 4
+        total += (2 * n + max(n // 8, POOL_MIN_SPAN)) * size
+    return total
+
+
 def _integers(dtype: torch.dtype, kind: str, p: Mapping[str, Any]) -> tuple[int, int] | None:
     """(low, count) of the integers a tensor of `dtype` is drawn from (as `fill_random` draws them), or
     None for a float distribution."""

@@ -26,7 +26,7 @@ from harness.measure.devices.base import Peak
 from harness.execute.dtypes import name_of
 from harness.measure.environment import environment
 from harness.spec.expressions import evaluate
-from harness.execute.inputs import allocate_outputs, has_fresh_inputs, mix_seed, workload_bytes
+from harness.execute.inputs import allocate_outputs, has_fresh_inputs, mix_seed, pool_bytes, workload_bytes
 from harness.execute.isolation import Worker, WorkerError
 from harness.execute.protocol import (MAX_KEPT as RECHECKS, Build, Built, Command, Outputs, Prepare, Prepared, Reply,
                                       Run, TimeChunk, TimeEnd, TimeStart)
@@ -122,14 +122,15 @@ def host_available_bytes(meminfo: Path = Path("/proc/meminfo")) -> int | None:
 
 def too_large(kind: str, total_bytes: int, output_bytes: int, device_bytes: int | None,
               host_bytes: int | None, outputs_on_device: bool = False, input_sets: int = 1,
-              kept: int = 0) -> str | None:
+              kept: int = 0, pools: int = 0) -> str | None:
     """Why a workload cannot run here, from its declared sizes alone, or None.
 
     In a correctness round the running worker holds the inputs and outputs, and the idle one the
     outputs it handed over (it gives its cached memory back after each command:
     `Device.release_cached_memory`); a solution's worker also keeps its previous outputs, to see a
     result handed out twice. While a row is timed, both workers hold `input_sets` sets of inputs and
-    outputs at once, and the solution's up to `kept` copies of timed outputs for the parent's re-checks. The parent
+    outputs at once (and, on the CPU, `pools` bytes each of pooled draws: `inputs.pool_bytes`), and the
+    solution's up to `kept` copies of timed outputs for the parent's re-checks. The parent
     holds the reference's outputs and the solution's while it compares, plus one in flight: in host
     memory, or in device memory when outputs are handed over there (`handoff`). On the CPU all of it
     is host memory. Said before anything is allocated, so a workload too large is an OUT_OF_MEMORY
@@ -137,7 +138,7 @@ def too_large(kind: str, total_bytes: int, output_bytes: int, device_bytes: int 
     the host out of memory."""
     gib = 1024 ** 3
     parent = 3 * output_bytes
-    workers = max(total_bytes + 2 * output_bytes, 2 * input_sets * total_bytes + kept * output_bytes)
+    workers = max(total_bytes + 2 * output_bytes, 2 * (input_sets * total_bytes + pools) + kept * output_bytes)
     need_host = (0 if outputs_on_device else parent) + (workers if kind == "cpu" else 0)
     need_device = workers + (parent if outputs_on_device else 0)
     if device_bytes and kind != "cpu" and need_device > device_bytes:
@@ -323,8 +324,9 @@ class Runner:
         outputs = replace(d, inputs={})
         device = self.ref_info.device if self.ref_info is not None else {}
         on_device = self.ref is not None and self.ref.handoff is not None
+        pools = pool_bytes(d, w) if self.kind == "cpu" and self.cfg.fresh_inputs else 0
         return too_large(self.kind, workload_bytes(d, w), workload_bytes(outputs, w), device.get("memory_bytes"),
-                         host_available_bytes(), on_device, self.cfg.correctness_rounds, RECHECKS)
+                         host_available_bytes(), on_device, self.cfg.correctness_rounds, RECHECKS, pools)
 
     def _lap(self, phase: str) -> None:
         """Close `phase` of the row being run (its trace's cost_s)."""

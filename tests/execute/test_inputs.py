@@ -8,7 +8,7 @@ import torch
 from safetensors.torch import save_file
 
 from harness.execute.inputs import (CPU_CHUNK, POOL_MIN_SPAN, Redraw, allocate_outputs, fill_random, generate_inputs,
-                                    has_fresh_inputs, mix_seed, poison)
+                                    has_fresh_inputs, mix_seed, poison, pool_bytes)
 from harness.spec.manifest import load_manifest
 
 from factories import axpy_document
@@ -160,5 +160,7 @@ def test_large_cpu_redraws_keep_the_distribution_and_never_repeat_a_sample(write
         again = [t.clone() for t in base.values()]
         Redraw(w, 7)(names, again, sample)  # a fresh Redraw, as the reference worker's re-check makes
         assert all(torch.equal(a, v) for a, v in zip(again, values))
+    held = sum(a.nbytes + b.nbytes for _, a, b in redraw._pools.values())
+    assert held == pool_bytes(m.definition, w)  # what the runner's host-memory estimate counts (too_large)
     rows_seen = {bytes(r.view(torch.uint8).numpy()) for x in seen for r in x}
     assert len(rows_seen) == rows * len(seen)  # no row anywhere repeats, and no sample repeats another

@@ -31,6 +31,10 @@ def test_the_declared_sizes_decide_before_anything_is_allocated() -> None:
     assert too_large("cpu", 10 * GIB, 5 * GIB, None, 24 * GIB).startswith("workload too large for this host")
     assert too_large("cpu", 1 * GIB, 0.5 * GIB, None, 24 * GIB) is None
     assert too_large("npu", 1 * GIB, 0.5 * GIB, None, None) is None  # nothing known: let it try
+    # the CPU's pooled redraws (inputs.pool_bytes) count in both workers
+    assert too_large("cpu", 2 * GIB, 1 * GIB, None, 24 * GIB, input_sets=3) is None
+    assert too_large("cpu", 2 * GIB, 1 * GIB, None, 24 * GIB, input_sets=3, pools=7 * GIB).startswith(
+        "workload too large for this host")
     # outputs handed over in device memory: the parent's copies move from the host to the device
     assert too_large("cuda", 10 * GIB, 5 * GIB, 139 * GIB, 12 * GIB, outputs_on_device=True) is None
     assert too_large("cuda", 60 * GIB, 30 * GIB, 139 * GIB, 500 * GIB, outputs_on_device=True).startswith(
