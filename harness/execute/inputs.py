@@ -244,19 +244,15 @@ POOL_MIN_SPAN = 4096  # samples a pair of pools serves at least (a timed row tak
 
 def pool_bytes(definition: Definition, workload: Workload) -> int:
     """Host bytes one worker's `Redraw` holds in pools for `workload` on the CPU (what `_pooled` makes:
-    for a float tensor about 2.1x its bytes, for integers 4-byte pools), for the host-memory estimate."""
+    for a float tensor about 2.1x its bytes), for the host-memory estimate (`runner.too_large`)."""
     total = 0
     for name, spec in definition.inputs.items():
         shape, gen = workload.shape_of(spec), workload.inputs[name]
         if gen.type not in FRESH_KINDS or shape is None or math.prod(shape) <= CPU_CHUNK:
             continue
-        dtype, n = to_torch(workload.dtypes[name]), math.prod(shape)
-        n = n * dtype.itemsize if is_packed_fp4(dtype) else n  # pooled as its bytes
-        ints = _integers(dtype, gen.type, gen.params)
-        size = (4 if ints[1] <= 1 << 30 else 8) if ints else (dtype.itemsize if dtype in DIRECT_FLOATS else 4)
-        if ints is None and gen.params.get("distribution", "normal") == "uniform":
-            size = 4
-        total += (2 * n + max(n // 8, POOL_MIN_SPAN)) * size
+        dtype, n = to_torch(workload.dtypes[name]), math.prod(shape)  # packed fp4: pooled as its bytes, one each
+        pooled = _pool_dtype(dtype, _integers(dtype, gen.type, gen.params), gen.params)
+        total += (2 * n + max(n // 8, POOL_MIN_SPAN)) * pooled.itemsize
     return total
 
 
@@ -272,17 +268,25 @@ def _integers(dtype: torch.dtype, kind: str, p: Mapping[str, Any]) -> tuple[int,
     return None if dtype.is_floating_point else (-8, 16)
 
 
+def _pool_dtype(dtype: torch.dtype, ints: tuple[int, int] | None, p: Mapping[str, Any]) -> torch.dtype:
+    """What a pool for an input of `dtype` holds: integers wide enough for a sum of two, uniforms in
+    float32, normals in the input's own float dtype where torch draws in it."""
+    if ints is not None:
+        return torch.int32 if ints[1] <= 1 << 30 else torch.int64
+    if p.get("distribution", "normal") == "uniform" or dtype not in DIRECT_FLOATS:
+        return torch.float32
+    return dtype
+
+
 def _pool(dtype: torch.dtype, ints: tuple[int, int] | None, p: Mapping[str, Any], n: int, seed: int) -> torch.Tensor:
     """`n` values any two of which sum to the input's distribution (`_combine`)."""
+    pool = torch.empty(n, dtype=_pool_dtype(dtype, ints, p))
     if ints is not None:  # uniform in [0, count): a sum modulo count is uniform too
         count = ints[1]
-        pool = torch.empty(n, dtype=torch.int32 if count <= 1 << 30 else torch.int64)
         _chunked(pool, seed, lambda x, g: x.random_(0, count, generator=g))
     elif p.get("distribution", "normal") == "uniform":  # uniform in [0, 1): a sum's fraction is uniform too
-        pool = torch.empty(n, dtype=torch.float32)
         _chunked(pool, seed, lambda x, g: x.uniform_(0.0, 1.0, generator=g))
     else:  # normal with half the mean and half the variance: a sum of two is the declared normal
-        pool = torch.empty(n, dtype=dtype if dtype in DIRECT_FLOATS else torch.float32)
         mean, std = float(p.get("mean", 0.0)) / 2, float(p.get("std", 1.0)) / math.sqrt(2)
         _chunked(pool, seed, lambda x, g: x.normal_(mean, std, generator=g))
     return pool
