@@ -108,23 +108,22 @@ def fill_random(t: torch.Tensor, kind: str, p: Mapping[str, Any], seed: int) -> 
     """Values for `t`, in place, from a `random` or `randint` generator's distribution (params `p`),
     seeded with `seed`: floats normal(mean, std) or uniform(low, high), integers in [-8, 8) or
     [low, high) for randint, booleans fair, packed fp4 any byte (every code a finite value)."""
-    if is_packed_fp4(t.dtype):
+    ints = _integers(t.dtype, kind, p)
+    if is_packed_fp4(t.dtype):  # its bytes, in place
         _chunked(t.view(torch.uint8), seed, lambda d, g: d.random_(0, 256, generator=g))
         return
-    direct = t.dtype in DIRECT_FLOATS or not t.dtype.is_floating_point
-    d = t if direct else torch.empty(t.shape, dtype=torch.float32, device=t.device)
-    if kind == "randint":
-        low, high = int(p["low"]), int(p["high"])
-        if t.dtype.is_floating_point:  # integers in a float tensor: drawn exactly, then converted
-            d = torch.empty(t.shape, dtype=torch.int64, device=t.device)
+    if ints is not None and t.dtype.is_floating_point:  # integers in a float tensor: drawn exactly, then converted
+        d = torch.empty(t.shape, dtype=torch.int64, device=t.device)
+    elif t.dtype in DIRECT_FLOATS or not t.dtype.is_floating_point:
+        d = t
+    else:
+        d = torch.empty(t.shape, dtype=torch.float32, device=t.device)
+    if ints is not None:
+        low, high = ints[0], ints[0] + ints[1]
         _chunked(d, seed, lambda x, g: x.random_(low, high, generator=g))
-    elif t.dtype == torch.bool:
-        _chunked(d, seed, lambda x, g: x.random_(0, 2, generator=g))
-    elif not t.dtype.is_floating_point:
-        _chunked(d, seed, lambda x, g: x.random_(-8, 8, generator=g))
     elif p.get("distribution", "normal") == "uniform":
-        low, high = float(p.get("low", 0.0)), float(p.get("high", 1.0))
-        _chunked(d, seed, lambda x, g: x.uniform_(low, high, generator=g))
+        low_f, high_f = float(p.get("low", 0.0)), float(p.get("high", 1.0))
+        _chunked(d, seed, lambda x, g: x.uniform_(low_f, high_f, generator=g))
     else:
         mean, std = float(p.get("mean", 0.0)), float(p.get("std", 1.0))
         _chunked(d, seed, lambda x, g: x.normal_(mean, std, generator=g))
@@ -257,8 +256,8 @@ def pool_bytes(definition: Definition, workload: Workload) -> int:
 
 
 def _integers(dtype: torch.dtype, kind: str, p: Mapping[str, Any]) -> tuple[int, int] | None:
-    """(low, count) of the integers a tensor of `dtype` is drawn from (as `fill_random` draws them), or
-    None for a float distribution."""
+    """(low, count) of the integers a tensor of `dtype` is drawn from, or None for a float distribution:
+    the one table `fill_random` and the pooled redraw both read."""
     if is_packed_fp4(dtype):
         return 0, 256
     if kind == "randint":
