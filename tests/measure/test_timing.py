@@ -9,7 +9,7 @@ import pytest
 
 from harness.measure.devices.cpu import CpuDevice
 from harness.spec.model import BenchConfig
-from harness.measure.timing import Sampler, hidden_work_suspected, stopping_decision, throttled
+from harness.measure.timing import MIN_CHUNKS, Sampler, hidden_work_suspected, stopping_decision, throttled
 from harness.results.stats import quantile, rse_of_median, summarize
 
 
@@ -154,11 +154,23 @@ def test_a_chunk_of_slow_samples_is_cut_to_fit_the_time_cap() -> None:
     """The stopping rule runs between chunks: ten 0.7 s samples would overshoot a 2 s cap by 5 s."""
     from harness.measure.timing import chunk_size
     cfg = BenchConfig(max_time_s=2.0, chunk=10)
-    assert chunk_size(cfg, "events", None) == 10          # nothing known yet: the knob
-    assert chunk_size(cfg, "events", 0.001) == 10         # fast samples: the knob
-    assert chunk_size(cfg, "events", 0.7) == 1            # never fewer than one
-    assert chunk_size(cfg, "events", 0.04) == 5           # a tenth of the cap per chunk
-    assert chunk_size(cfg, "cupti", 0.0001) >= 100        # CUPTI's profiler sessions stay amortized
+    after = MIN_CHUNKS  # the first chunks split one chunk's samples between them (below)
+    assert chunk_size(cfg, "events", None, after) == 10          # nothing known yet: the knob
+    assert chunk_size(cfg, "events", 0.001, after) == 10         # fast samples: the knob
+    assert chunk_size(cfg, "events", 0.7, after) == 1            # never fewer than one
+    assert chunk_size(cfg, "events", 0.04, after) == 5           # a tenth of the cap per chunk
+    assert chunk_size(cfg, "cupti", 0.0001, after) >= 100        # CUPTI's profiler sessions stay amortized
+
+
+def test_the_first_chunks_share_one_chunks_samples() -> None:
+    """The rule waits for MIN_CHUNKS chunks; taken whole, they tripled the samples of a row that one chunk
+    had settled (300 a side with CUPTI). Split, the rule may stop after as many samples as before."""
+    from harness.measure.timing import chunk_size
+    cfg = BenchConfig(max_time_s=10.0, chunk=10)
+    first = [chunk_size(cfg, "cupti", 0.0001, k) for k in range(MIN_CHUNKS)]
+    assert sum(first) in range(100, 100 + MIN_CHUNKS) and chunk_size(cfg, "cupti", 0.0001, MIN_CHUNKS) == 100
+    assert [chunk_size(cfg, "events", None, k) for k in range(MIN_CHUNKS + 1)] == [4] * MIN_CHUNKS + [10]
+    assert chunk_size(cfg, "events", 0.7, 0) == 1  # the time cap still cuts a first chunk
 
 
 def test_the_interquartile_mean_resolves_below_a_quantized_timers_step() -> None:
