@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Sequence
 
 from harness.errors import InputError, OpbenchError
+from harness.execute import spawn
 from harness.results.interrupt import EXIT_CODE as INTERRUPTED
 from harness.results.report import atomic_write
 from harness.results.upstream import upstream_traces
@@ -75,25 +76,36 @@ def main(argv: Sequence[str] | None = None, prog: str = "hpc-bench") -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from harness.cli.run import exit_status
+    from harness.cli.run import early_workers
     from harness.errors import require_torch
     require_torch("hpc-bench")
+    problem = problem_of(args)
+    target = problem.folder or problem.definition
+    assert target is not None
+    early = early_workers(target)  # before torch comes with the run path
+    try:
+        return _run(args, problem, early)
+    finally:
+        for process in early:
+            process.close()
+
+
+def _run(args: argparse.Namespace, problem: Problem, early: tuple[spawn.Early, ...]) -> int:
+    from harness.cli.run import exit_status
     from harness.results.render import render_table
     from harness.run.orchestrate import RunRequest, run
     from harness.run.progress import make_progress
-    problem = problem_of(args)
     overrides = knob_overrides(args)
     if args.compile_timeout is not None:
         overrides["compile_timeout_s"] = args.compile_timeout
     if args.timeout is not None:
         overrides["run_timeout_s"] = args.timeout
     target = problem.folder or problem.definition
-    assert target is not None
     out = args.out or Path(tempfile.mkdtemp(prefix="hpc-bench-"))
     if args.keep_staging:  # builds and staged copies outlive the run, under the report folder
         os.environ["OPBENCH_BUILD_DIR"] = str((out / "build").resolve())
     request = RunRequest(target=target, out=out, device=args.device, device_index=args.device_index,
-                         overrides=overrides, seed=args.seed, problem=problem)
+                         overrides=overrides, seed=args.seed, problem=problem, early=early)
     outcome = run(request, make_progress(not args.verbose))
     traces = upstream_traces(outcome.report, list(outcome.manifests))
     lines = "".join(json.dumps(t, allow_nan=True) + "\n" for t in traces)

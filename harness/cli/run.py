@@ -7,10 +7,12 @@ the tables, the file paths, what was not as expected, the exit code.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from harness.errors import InputError
+from harness.execute import spawn
 from harness.paths import MANIFESTS_DIR
 from harness.results.render import WIDTH, outcome_lines, render_table
 from harness.results.trace import Status
@@ -135,23 +137,39 @@ def upstream_problem(target: Path | None, definition: Path | None, workloads: tu
     return Problem(folder=folder, definition=definition, workloads=workloads, solutions=solutions)
 
 
+def early_workers(target: Path | None, devices: str | None = None) -> tuple[spawn.Early, ...]:
+    """Processes for the run's first workers (the reference, then the first solutions'), started before
+    this process imports torch so that the imports run at once (execute/spawn): one per two CPUs beyond
+    the first two, up to the reference and a window of prepared workers (run/spares.BATCH). None where
+    the run starts its workers elsewhere (one child per device) or has none (a bench module)."""
+    if devices or target is None or is_bench_module_manifest(target):
+        return ()
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return tuple(spawn.Early() for _ in range(max(2, min(1 + spawn.BATCH, cpus // 2))))
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from harness.errors import require_torch
     require_torch("opbench run")
-    from harness.run.orchestrate import RunRequest, run  # torch comes with the run path, not with the CLI
-    from harness.run.progress import make_progress
     target = resolve_manifest_path(args.manifest, MANIFESTS_DIR)
-    solutions, solution_files = split_files(args.solution, ".json")
-    workloads, workload_files = split_files(args.workload, ".jsonl")
-    request = RunRequest(target=target, out=args.out, device=args.device,
-                         device_index=args.device_index, devices=args.devices,
-                         shard=Shard.parse(args.shard) if args.shard else None,
-                         solutions=solutions, workloads=workloads,
-                         overrides=knob_overrides(args), mode=args.mode, seed=args.seed,
-                         owner=args.owner,
-                         problem=upstream_problem(target, args.definition, workload_files, solution_files),
-                         resume=args.resume)
-    outcome = run(request, make_progress(args.quiet))
+    early = early_workers(target, args.devices)
+    try:
+        from harness.run.orchestrate import RunRequest, run  # torch comes with the run path, not with the CLI
+        from harness.run.progress import make_progress
+        solutions, solution_files = split_files(args.solution, ".json")
+        workloads, workload_files = split_files(args.workload, ".jsonl")
+        request = RunRequest(target=target, out=args.out, device=args.device,
+                             device_index=args.device_index, devices=args.devices,
+                             shard=Shard.parse(args.shard) if args.shard else None,
+                             solutions=solutions, workloads=workloads,
+                             overrides=knob_overrides(args), mode=args.mode, seed=args.seed,
+                             owner=args.owner,
+                             problem=upstream_problem(target, args.definition, workload_files, solution_files),
+                             resume=args.resume, early=early)
+        outcome = run(request, make_progress(args.quiet))
+    finally:
+        for process in early:
+            process.close()  # those the run never took
     write_exports(outcome.report, args.junit, args.csv)
     rc = finish(outcome.report, args.table_format, outcome.headline, (outcome.json_path, outcome.jsonl_path), args.wide)
     return INTERRUPTED if outcome.interrupted else rc

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import multiprocessing as mp
 import os
 import secrets
 import select
@@ -23,7 +22,7 @@ from typing import Any, Iterator
 
 import torch
 
-from harness.execute import containment, handoff, protocol, sandbox, worker
+from harness.execute import containment, handoff, protocol, sandbox, spawn, worker
 from harness.logs import tail_of
 from harness.execute.protocol import (BenchLoad, Build, Built, Command, Exit, Expect, Failure, Outputs, Reply, Run,
                                       TimeEnd, TimingEnded)
@@ -39,44 +38,6 @@ class WorkerError(Exception):
 
 SCAN_S = 0.5
 
-# What a worker's environment must hold before torch (and its OpenMP runtime) loads, which is at spawn.
-# libgomp's idle threads spin by default: on a 16-core H200 host (2026-12-03), with the CPU device, an
-# axpy reference sampled 0.2 ms or 8-16 ms from one sample to the next, and a solution doing 8x its
-# work came out 6-15x *faster*; with PASSIVE the same run read 268 us against 1926 us. A user's own
-# setting is kept.
-WORKER_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
-
-
-@contextlib.contextmanager
-def spawn_env(extra: dict[str, str]) -> Iterator[None]:
-    """`extra` in os.environ while a worker is spawned (a spawned child copies it), where unset."""
-    added = [k for k in extra if k not in os.environ]
-    os.environ.update({k: extra[k] for k in added})
-    try:
-        yield
-    finally:
-        for k in added:
-            os.environ.pop(k, None)
-
-
-@contextlib.contextmanager
-def main_not_reimported() -> Iterator[None]:
-    """The caller's `__main__` hidden from multiprocessing while a worker is spawned, so the worker
-    does not re-run the calling script (a script without an `if __name__ == "__main__":` guard, or a
-    notebook, can start runs): the worker's entry point is a module function and needs nothing of it."""
-    main = sys.modules.get("__main__")
-    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if main is not None and k in main.__dict__}
-    try:
-        if main is not None:
-            main.__dict__.pop("__file__", None)
-            main.__dict__["__spec__"] = None
-        yield
-    finally:
-        if main is not None:
-            main.__dict__.pop("__spec__", None)
-            main.__dict__.update(saved)
-
-
 class Worker:
     """One spawned process in its own sandbox; `call(command, timeout=...)` returns its typed reply.
 
@@ -84,8 +45,9 @@ class Worker:
     same content shares it. `ledger` is shared by the workers of one run (`handoff.Ledger`)."""
 
     def __init__(self, label: str, log_dir: Path, policy: sandbox.Policy | None = None, key: str | None = None,
-                 ledger: handoff.Ledger | None = None, run_id: str = ""):
+                 ledger: handoff.Ledger | None = None, run_id: str = "", early: spawn.Early | None = None):
         self.label = label
+        self.early = early  # a process started before the run imported torch, to become this worker
         self.run_id = run_id  # the log starts afresh for a new run id, and a restart within the run appends
         self.ledger = ledger or handoff.Ledger()
         self.handoff: Any = None  # the torch device the parent reads this worker's outputs on, after a good probe
@@ -101,15 +63,13 @@ class Worker:
         self._scanned_at = -math.inf
 
     def start(self) -> "Worker":
-        ctx = mp.get_context("spawn")
-        self.conn, child = ctx.Pipe()
+        """Its process: the early one it was given (`spawn.Early`, the first time only), else a new one."""
         self.log.parent.mkdir(parents=True, exist_ok=True)
         self._log_header()
         self.box = sandbox.make(self.policy, self.label, self.key)
-        self.proc = ctx.Process(target=worker.main, args=(child, str(self.log), self.box), name=f"opbench-{self.label}")
-        with spawn_env(WORKER_ENV), main_not_reimported():
-            self.proc.start()
-        child.close()
+        early, self.early = self.early, None
+        taken = early.take(str(self.log), self.box) if early is not None else None
+        self.proc, self.conn = taken or spawn.process(worker.main, (str(self.log), self.box), f"opbench-{self.label}")
         return self
 
     def _log_header(self) -> None:

@@ -370,10 +370,18 @@ def classify(exc: BaseException, device: Any) -> Status:
     return Status.RUNTIME_ERROR
 
 
-def main(conn: Any, log_path: str, box: Any) -> None:
-    """Worker entry point: serve commands until told to exit or the pipe closes."""
-    os.setsid()  # its own session and process group: the parent stops and kills it as one unit
+def main(conn: Any, log_path: str, box: Any, early: Any = None) -> None:
+    """Worker entry point: serve commands until told to exit or the pipe closes. `early`: what this
+    process printed before it knew its log (`spawn.Early`), written there first."""
+    if os.getsid(0) != os.getpid():
+        os.setsid()  # its own session and process group: the parent stops and kills it as one unit
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)  # before dropping privileges
+    if early is not None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        early.seek(0)
+        os.write(fd, early.read())
+        early.close()
     os.dup2(fd, 1)
     os.dup2(fd, 2)
     os.close(fd)

@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 from harness.benchmod.run import run_bench_module
 from harness.errors import InputError
+from harness.execute import spawn
 from harness.execute.containment import descendants, guard_parent, kill_strays
 from harness.results.merge import key_of, merge
 from harness.results.report import Failure, Report, ReportError, Shards
@@ -48,6 +49,7 @@ class RunRequest:
     owner: tuple[int, int] | None = None  # uid, gid the output files are handed to (the container runs as root)
     problem: Any = None               # upstream files named one by one (`spec.flashinfer.Problem`), else None
     resume: Path | None = None        # an earlier (interrupted) report of this run: its rows are kept, not re-run
+    early: tuple[spawn.Early, ...] = ()  # processes the caller started before importing torch, for the workers
 
 
 @dataclass(frozen=True)
@@ -64,12 +66,14 @@ def run(request: RunRequest, progress: RunProgress) -> RunOutcome:
     """Run the request and write its report. Ctrl-C or SIGTERM stops the run; what finished is
     still written, with a failure saying the run was interrupted (results/interrupt)."""
     guard_parent()
-    spared = descendants(os.getpid())
+    spared = descendants(os.getpid()) - {e.pid for e in request.early}
     with signals_stop_the_run():
         try:
             run_one = _run_bench_module if is_bench_module_manifest(request.target) else _run
             report, stem, headline, interrupted, manifests = run_one(request, progress)
         finally:  # nothing a solution started outlives the run, or sees (and rewrites) its report
+            for early in request.early:
+                early.close()  # those never taken: more than the run had workers, or none started here
             kill_strays(keep=spared)
         json_path, jsonl_path = report.write(request.out, stem)
         if request.owner:
@@ -147,7 +151,7 @@ def _run(request: RunRequest, progress: RunProgress) -> tuple[Report, str, str, 
         else:
             options = RunOptions(device=kind, device_index=request.device_index, log_dir=request.out / "logs",
                                  done=frozenset(key_of(t) for t in previous.traces) if previous else frozenset())
-            parts = run_units(manifests, units, options, run_seed, progress)
+            parts = run_units(manifests, units, options, run_seed, progress, early=request.early)
     except KeyboardInterrupt as exc:
         stop = stopped(exc)
         parts, interrupted = stop.reports, stop.why

@@ -14,11 +14,11 @@ import secrets
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import torch
 
-from harness.execute import handoff, sandbox
+from harness.execute import handoff, sandbox, spawn
 from harness.execute.containment import descendants, guard_parent, kill_strays
 from harness.execute.correctness import Verdict, compare
 from harness.measure.devices import device_class, detect_kind
@@ -170,8 +170,12 @@ def resolve_device(requested: str) -> str:
 
 
 class Runner:
-    def __init__(self, manifest: Manifest, options: RunOptions, progress: Progress | None = None):
+    def __init__(self, manifest: Manifest, options: RunOptions, progress: Progress | None = None,
+                 early: Sequence[spawn.Early] = ()):
         self.m = manifest
+        # processes started before the run imported torch (execute/spawn): the first for the reference,
+        # the others for solution workers, in the order they start
+        self.early_reference, self.early = (early[0], list(early[1:])) if early else (None, [])
         self.opt = options
         self.cfg: BenchConfig = manifest.bench
         self.progress = progress or (lambda msg: None)
@@ -202,12 +206,15 @@ class Runner:
         kill_strays(keep=self.spared | self.spares.pids() | ({ref_pid} if ref_pid else set()))
 
     def _worker(self, sol: Solution) -> Worker:
-        return Worker(sol.name, self.opt.log_dir, self.policy, sandbox.solution_key(sol), self.ledger, str(self.run_seed))
+        return Worker(sol.name, self.opt.log_dir, self.policy, sandbox.solution_key(sol), self.ledger, str(self.run_seed),
+                      self.early.pop(0) if self.early else None)
 
     def _start_reference(self) -> None:
         ref = self.m.definition.reference
         self.ref = Worker(f"reference.{self.m.definition.name}", self.opt.log_dir, self.policy,  # a log per problem
-                          sandbox.content_key("reference", [ref.source.encode()]), self.ledger, str(self.run_seed))
+                          sandbox.content_key("reference", [ref.source.encode()]), self.ledger, str(self.run_seed),
+                          self.early_reference)
+        self.early_reference = None  # its first start only: a restart spawns afresh
         try:
             # Prepare first: its profiler start-up would otherwise fall in the first row's timing start
             prepared = self.ref.call(Prepare(self.kind, self.opt.device_index), timeout=self.cfg.compile_timeout_s)
@@ -444,7 +451,7 @@ class Runner:
                 t0 = time.monotonic()
                 idle = self.ref if key == "sol" else worker  # frozen while the other is timed
                 keep: tuple[int, ...] = ()
-                n_chunk = chunk_size(cfg, start_s.mode, sample_s[key])
+                n_chunk = chunk_size(cfg, start_s.mode, sample_s[key], len(walls[key]))
                 if key == "sol" and len(asked) < RECHECKS and (not asked or pick.random() < 0.5):
                     keep = (pick.randrange(n_chunk),)
                     asked.add(len(series["sol"]) + keep[0])

@@ -19,14 +19,12 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
+from harness.execute import spawn
 from harness.execute.isolation import Worker, WorkerError
 from harness.execute.protocol import Command, Prepare
 from harness.spec.model import Solution
 
-# workers prepared or starting at once: each holds a device context (about 0.5 GB of a GPU's memory). Starting
-# only the first solution's beside the reference, the rest once it was ready, had the reference ready 1.7 s
-# sooner but the rows done 4.4 s later, the later workers not ready for their turns (H100, 2026-12-07)
-BATCH = 8
+BATCH = spawn.BATCH  # workers prepared or starting at once
 PROFILER = True  # whether a prepared worker also starts the profiler (CUPTI) before its turn
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from harness.errors import InputError
+from harness.execute import spawn
 from harness.results.merge import merge
 from harness.results.report import Failure, ProblemPlan, Report, SuitePlan
 from harness.results.trace import Status, Trace
@@ -73,8 +74,9 @@ def failed_report(m: Manifest, device: str, run_seed: int | None, message: str,
 
 
 def run_units(manifests: Sequence[Manifest], units: Sequence[Unit], options: RunOptions, run_seed: int,
-              progress: RunProgress, lane: str = "") -> list[Report]:
-    """Run `units` of the suite here, problem by problem: one report per problem."""
+              progress: RunProgress, lane: str = "", early: Sequence[spawn.Early] = ()) -> list[Report]:
+    """Run `units` of the suite here, problem by problem: one report per problem. `early`: processes for
+    the first problem's workers (its Runner's)."""
     reports: list[Report] = []
     done = 0
     for _, m in restrict(manifests, units):
@@ -82,7 +84,8 @@ def run_units(manifests: Sequence[Manifest], units: Sequence[Unit], options: Run
             continue
         try:
             callback = runner_callback(progress, lane, m.definition.name)
-            report = Runner(m, replace(options, run_seed=run_seed), callback).run()
+            runner, early = Runner(m, replace(options, run_seed=run_seed), callback, early), ()  # the first one's
+            report = runner.run()
         except KeyboardInterrupt as exc:  # the problems that finished are kept, and this one's finished rows
             inner = stopped(exc)
             raise Interrupted([*reports, *(r.with_lane(lane) if lane else r for r in inner.reports)], inner.why) from None

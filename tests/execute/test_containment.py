@@ -40,7 +40,7 @@ def _alive(pid: int) -> bool:
 
 def test_a_slower_solution_is_never_reported_faster(tmp_path: Path) -> None:
     """The order, not a time: 8x the reference's work must come out slower than the reference. On a
-    16-core host it came out 6-15x faster while idle OpenMP threads spun (`isolation.WORKER_ENV`)."""
+    16-core host it came out 6-15x faster while idle OpenMP threads spun (`spawn.WORKER_ENV`)."""
     report = _report(tmp_path, [solution("slow", "slow.py")])
     t = report.traces[0]
     assert t.status == Status.PASSED, t.message
