@@ -323,5 +323,66 @@ for t in r['traces']:
   rm -rf /var/tmp/opbench-cache
   C_S=$(( $(left) - 5 )) C2_COST=0 bash "$0" c2 | tail -75
   ;;
-*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19" >&2; exit 2 ;;
+s20)  # carry .whl .w8: s19, then warm runs A/B: the reference's process started before the parent imports torch
+  # (execute/spawn.Early, the default) against started by the runner as before (early_reference patched to None)
+  began20=$(date +%s); left() { echo $(( ${S20_S:-560} - ($(date +%s) - began20) )); }
+  S19_S=$(( $(left) - 150 )) bash "$0" s19
+  for early in yes no yes no; do
+    [ "$(left)" -lt 35 ] && break
+    step "harness run rmsnorm.yaml --device cuda, warm, early reference: $early"
+    s=$(date +%s.%N)
+    timeout "$(( $(left) - 5 < 60 ? $(left) - 5 : 60 ))" python3 -c "import sys, harness.cli.run as r
+if '$early' == 'no': r.early_reference = lambda *a, **k: None
+from harness.cli import main; sys.exit(main(sys.argv[1:]))" run rmsnorm.yaml --device cuda --out "/tmp/rep/early$early" --quiet > "/tmp/rep/early$early.txt" 2>&1
+    echo "exit $? wall $(python3 -c "print(f'{$(date +%s.%N) - $s:.1f}')") s"
+    python3 -c "import json, glob, collections; r = json.load(open(glob.glob('/tmp/rep/early$early/*.json')[0])); t = r['traces']; print('clock', r['environment']['run_clock_s'], dict(collections.Counter(x['status'] for x in t)), 'rows', round(sum((x.get('cost_s') or {}).get('total', 0) for x in t), 1))" 2>&1 | tail -2
+  done
+  ;;
+s21)  # carry .whl .w8: make bench cold and warm; then warm runs A/B: early processes for the first workers (the default:
+  # reference and prepared solution workers) against none (early_workers patched), and the first three chunks whole
+  # (chunk_size as before 2026-12-07's split)
+  began21=$(date +%s); left() { echo $(( ${S21_S:-560} - ($(date +%s) - began21) )); }; mkdir -p /tmp/rep
+  C_S=$(( $(left) > 300 ? 260 : $(left) - 40 )) C2_COST=0 bash "$0" c2 | grep -E "exit|run clock|=====" | tail -8
+  for v in early none early none whole; do
+    [ "$(left)" -lt 40 ] && break
+    step "harness run rmsnorm.yaml --device cuda, warm: $v"
+    s=$(date +%s.%N)
+    timeout "$(( $(left) - 5 < 70 ? $(left) - 5 : 70 ))" python3 -c "import sys, harness.cli.run as r, harness.measure.timing as t, harness.run.runner as rr
+if '$v' == 'none': r.early_workers = lambda *a, **k: ()
+if '$v' == 'whole':
+    f = t.chunk_size; rr.chunk_size = lambda cfg, mode, s, chunks=0: f(cfg, mode, s, t.MIN_CHUNKS)
+from harness.cli import main; sys.exit(main(sys.argv[1:]))" run rmsnorm.yaml --device cuda --out "/tmp/rep/w$v" --quiet > "/tmp/rep/w$v.txt" 2>&1
+    echo "exit $? wall $(python3 -c "print(f'{$(date +%s.%N) - $s:.1f}')") s"
+    python3 -c "import json, glob, collections; r = json.load(open(glob.glob('/tmp/rep/w$v/*.json')[0])); t = r['traces']; print('clock', r['environment']['run_clock_s'], dict(collections.Counter(x['status'] for x in t)), 'rows', round(sum((x.get('cost_s') or {}).get('total', 0) for x in t), 1), 'noisy', sum(any(f.startswith('NOISY') for f in x.get('flags', [])) for x in t)); [print('  ', x['solution'], x['workload'], 'n', x['timing']['n'], x['reference_timing']['n'], 'rse %.4f' % x['timing']['rse'], 'med %.2f us' % (1e3 * x['timing']['median_ms']), 'wpc %.3f ms' % x['timing']['wall_per_call_ms'], {k: round(v, 2) for k, v in x['cost_s'].items() if k in ('timing_start', 'sampling', 'total')}) for x in t if x.get('timing') and x['solution'] in ('triton-row', 'cuda-warp-reduce')]" 2>&1 | tail -9
+  done
+  ;;
+cost)  # carry .whl: where a timed sample's 1.0-1.5 ms of wall time goes on the GPU (bench/sample_cost.py)
+  for case in "triton-row medium-bf16" "pytorch-fused small-bf16" "pytorch-fused large-bf16"; do
+    set -- $case
+    step "sample_cost $1 $2"
+    timeout 100 python3 bench/sample_cost.py rmsnorm.yaml --solution "$1" --workload "$2" --device cuda --top "${TOP:-18}" 2>&1 | cut -c1-150
+  done
+  ;;
+s22)  # carry .whl .w8: a sample's wall with the bisected attribution against every window scanned (the old way,
+  # tests/measure/devices/test_activities._scanned), then make bench cold and warm, and one more warm run
+  began22=$(date +%s); left() { echo $(( ${S22_S:-560} - ($(date +%s) - began22) )); }; mkdir -p /tmp/rep
+  for how in bisect scan bisect scan; do
+    step "sample_cost triton-row medium-bf16, attribution: $how"
+    timeout 60 python3 -c "import sys; sys.path[:0] = ['bench', 'tests', 'tests/measure/devices']
+sys.argv = ['sample_cost', 'rmsnorm.yaml', '--solution', 'triton-row', '--workload', 'medium-bf16', '--top', '6', '--samples', '100']
+import harness.measure.timing as t, sample_cost
+if '$how' == 'scan':
+    import test_activities as ta
+    t.call_times_us = lambda acts: ta._scanned(acts, 0.01, 1.0)[0]
+    t.escaped = lambda acts: ta._scanned(acts, 0.01, 1.0)[1]
+sys.exit(sample_cost.main())" 2>&1 | grep -E "samples |timer" | cut -c1-150
+  done
+  C_S=$(( $(left) - 90 )) C2_COST=0 bash "$0" c2 | grep -E "exit|run clock|=====" | tail -8
+  step "harness run rmsnorm.yaml --device cuda, warm"
+  s=$(date +%s.%N)
+  timeout "$(( $(left) - 5 < 70 ? $(left) - 5 : 70 ))" python3 -m harness run rmsnorm.yaml --device cuda --out /tmp/rep/w --quiet > /tmp/rep/w.txt 2>&1
+  echo "exit $? wall $(python3 -c "print(f'{$(date +%s.%N) - $s:.1f}')") s"
+  python3 -c "import json, glob, collections; r = json.load(open(glob.glob('/tmp/rep/w/*.json')[0])); t = r['traces']; print('clock', r['environment']['run_clock_s'], dict(collections.Counter(x['status'] for x in t)), 'rows', round(sum((x.get('cost_s') or {}).get('total', 0) for x in t), 1), 'noisy', sum(any(f.startswith('NOISY') for f in x.get('flags', [])) for x in t)); [print('  ', x['solution'], x['workload'], 'n', x['timing']['n'], x['reference_timing']['n'], 'med %.2f us' % (1e3 * x['timing']['median_ms']), 'wpc %.3f ms' % x['timing']['wall_per_call_ms'], {k: round(v, 2) for k, v in x['cost_s'].items() if k in ('timing_start', 'sampling', 'total')}) for x in t if x.get('timing') and x['solution'] in ('triton-row',)]" 2>&1 | tail -5
+  ;;
+*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|cost" >&2; exit 2 ;;
 esac
