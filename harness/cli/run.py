@@ -145,7 +145,13 @@ def early_workers(target: Path | None, devices: str | None = None) -> tuple[spaw
     if devices or target is None or is_bench_module_manifest(target):
         return ()
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return tuple(spawn.Early() for _ in range(max(2, min(1 + spawn.BATCH, cpus // 2))))
+    started: list[spawn.Early] = []
+    try:
+        for _ in range(max(2, min(1 + spawn.BATCH, cpus // 2))):
+            started.append(spawn.Early())
+    except OSError:  # no more processes to be had: the run starts the rest itself, as it would anyway
+        pass
+    return tuple(started)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -300,6 +300,9 @@ class Runner:
             return self._run(solutions, workloads, prebuilt)
         finally:
             self.spares.close()
+            for early in filter(None, [self.early_reference, *self.early]):
+                early.close()  # useful at a run's start only: not held idle through the problems after this one
+            self.early_reference, self.early = None, []
 
     def _run(self, solutions: list[Solution], workloads: list[Workload], prebuilt: dict[str, float | str]) -> Report:
         assert self.ref_info is not None

@@ -53,16 +53,21 @@ def test_an_early_process_that_died_is_replaced_and_one_never_taken_is_killed(tm
     assert pid not in descendants(os.getpid()) and unused.pid is None
 
 
-def test_a_run_takes_the_first_early_process_for_its_reference_and_the_next_for_its_solutions(tmp_path: Path) -> None:
+def test_a_run_takes_the_first_early_process_for_its_reference_and_the_next_for_its_solutions(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "axpy.yaml"
     path.write_text(yaml.safe_dump(axpy_document([solution("good", "good.py"), solution("also", "good.py")],
                                                  {"max_time_s": 0.1}), sort_keys=False))
     early = [spawn.Early() for _ in range(4)]
     pids = [e.pid for e in early]
+    taken: dict[int | None, str] = {}
+    take = spawn.Early.take
+    monkeypatch.setattr(spawn.Early, "take", lambda self, log, box: taken.setdefault(self.pid, Path(log).stem)
+                        and take(self, log, box))
     report = Runner(load_manifest(path), RunOptions(device="cpu", log_dir=tmp_path / "logs"), early=early).run()
     assert report.summary.ok
-    assert [e.pid for e in early] == [None, None, None, pids[3]]  # taken in order; one more than needed is left
-    early[3].close()
+    assert taken == {pids[0]: "reference.axpy", pids[1]: "good", pids[2]: "also"}  # in order
+    assert [e.pid for e in early] == [None] * 4 and not {pids[3]} & descendants(os.getpid())  # the fourth killed
 
 
 def test_no_early_process_where_the_run_starts_its_workers_elsewhere() -> None:
