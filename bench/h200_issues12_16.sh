@@ -384,5 +384,15 @@ sys.exit(sample_cost.main())" 2>&1 | grep -E "samples |timer" | cut -c1-150
   echo "exit $? wall $(python3 -c "print(f'{$(date +%s.%N) - $s:.1f}')") s"
   python3 -c "import json, glob, collections; r = json.load(open(glob.glob('/tmp/rep/w/*.json')[0])); t = r['traces']; print('clock', r['environment']['run_clock_s'], dict(collections.Counter(x['status'] for x in t)), 'rows', round(sum((x.get('cost_s') or {}).get('total', 0) for x in t), 1), 'noisy', sum(any(f.startswith('NOISY') for f in x.get('flags', [])) for x in t)); [print('  ', x['solution'], x['workload'], 'n', x['timing']['n'], x['reference_timing']['n'], 'med %.2f us' % (1e3 * x['timing']['median_ms']), 'wpc %.3f ms' % x['timing']['wall_per_call_ms'], {k: round(v, 2) for k, v in x['cost_s'].items() if k in ('timing_start', 'sampling', 'total')}) for x in t if x.get('timing') and x['solution'] in ('triton-row',)]" 2>&1 | tail -5
   ;;
-*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|cost" >&2; exit 2 ;;
+s23)  # carry .whl .w8: a chunk's fixed cost (its profiler session) against its cost per sample, then make bench
+  # cold and warm at the session's last commit
+  began23=$(date +%s); left() { echo $(( ${S23_S:-560} - ($(date +%s) - began23) )); }; mkdir -p /tmp/rep
+  for case in "triton-row medium-bf16" "pytorch-fused large-bf16"; do
+    set -- $case
+    step "sample_cost $1 $2, chunks of 34, 100 and 300 samples"
+    timeout 70 python3 bench/sample_cost.py rmsnorm.yaml --solution "$1" --workload "$2" --samples 34 --sizes 100,300 --top 8 2>&1 | grep -E "samples |timer|activities|profiler|_sample" | cut -c1-150
+  done
+  C_S=$(( $(left) - 10 )) C2_COST=0 bash "$0" c2 | grep -E "exit|run clock|=====" | tail -8
+  ;;
+*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|cost" >&2; exit 2 ;;
 esac

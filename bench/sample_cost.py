@@ -33,6 +33,8 @@ def main() -> int:
     p.add_argument("--workload", required=True)
     p.add_argument("--device", default="cuda")
     p.add_argument("--samples", type=int, default=300)
+    p.add_argument("--sizes", default="", help="also time unprofiled chunks of these sizes (comma-separated): "
+                   "a chunk's wall is a fixed part (its profiler session) plus a part per sample")
     p.add_argument("--top", type=int, default=22)
     a = p.parse_args()
     (m,) = prepare(resolve_manifest_path(a.manifest, MANIFESTS_DIR), {}, [a.solution], [a.workload])
@@ -45,10 +47,11 @@ def main() -> int:
     print(f"{sol.name} / {w.id} on {a.device}: timer {started.mode}; prepare+build+time_start "
           f"{time.perf_counter() - t0:.2f} s")
     state.time_chunk(TimeChunk(20, ()))  # the first chunk's one-off costs (profiler session, caches)
-    for _ in range(3):  # as a run takes them, without cProfile's own cost
+    for size in [a.samples] * 3 + [int(x) for x in a.sizes.split(",") if x] * 3:  # as a run takes them, no cProfile
         t = time.perf_counter()
-        n = len(state.time_chunk(TimeChunk(a.samples, ())).samples)
-        print(f"{n} samples unprofiled: {(time.perf_counter() - t) / n * 1e3:.3f} ms wall a sample")
+        n = len(state.time_chunk(TimeChunk(size, ())).samples)
+        took = time.perf_counter() - t
+        print(f"{n} samples unprofiled: {took * 1e3:.1f} ms, {took / n * 1e3:.3f} ms wall a sample")
     prof = cProfile.Profile()
     t = time.perf_counter()
     prof.enable()
