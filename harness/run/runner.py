@@ -529,6 +529,8 @@ class Runner:
         flags = []
         if not timing.rule_met:
             flags.append(f"NOISY({timing.stop_reason})")
+        elif not ref_timing.rule_met:  # the speedup rests on both medians: one known badly is a noisy row too
+            flags.append(f"NOISY(reference: {ref_timing.stop_reason})")
         if speedup is not None and speedup > cfg.suspicious_speedup:
             flags.append(f"SUSPICIOUS_SPEEDUP(>{cfg.suspicious_speedup:g}x)")
         if throughput.get("sol_fraction", 0.0) > 1.0:

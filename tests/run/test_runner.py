@@ -164,3 +164,17 @@ def test_a_log_holds_one_run_with_a_header_and_the_reference_has_one_per_problem
     assert log.startswith("== opbench run 12: good started ") and "run 11" not in log
     assert (tmp_path / "logs" / "reference.axpy.log").read_text().startswith("== opbench run 12: reference.axpy")
     assert not (tmp_path / "logs" / "reference.log").exists()
+
+
+def test_a_row_whose_reference_never_settles_is_noisy(write_manifest, tmp_path: Path) -> None:
+    """The speedup divides the reference's median by the solution's: a reference median the stopping rule
+    never settled (here a reference that sleeps 0 or 4 ms at random) makes the row NOISY even when the
+    solution's own samples settled."""
+    doc = axpy_document([solution("good", "good.py")], {"rse_threshold": 0.05, "max_time_s": 0.5})
+    doc["definition"]["reference"] = ("import random, time\n\ndef run(x, w):\n"
+                                      "    time.sleep(random.choice([0.0, 0.004]))\n    return x * w + 1.0\n")
+    (row,) = Runner(load_manifest(write_manifest(doc)), RunOptions(device="cpu", log_dir=tmp_path / "logs")).run().traces
+    assert row.status == Status.PASSED and not row.reference_timing.rule_met
+    noisy = [f for f in row.flags if f.startswith("NOISY")]
+    assert noisy == (["NOISY(reference: max_time_s (0.5) reached)"] if row.timing.rule_met else
+                     [f"NOISY({row.timing.stop_reason})"])
