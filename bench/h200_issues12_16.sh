@@ -298,7 +298,7 @@ s18b)  # no carry needed once s18 ran on this machine: the cheats on CUDA, then 
 s19)  # carry .whl .w8 (or, after the archive's parts, .w5 .w9): first the CPU device on this 16-core host with libgomp's
   # default wait policy against PASSIVE (isolation.WORKER_ENV): the order tests PASSIVE fixed, and the rmsnorm rows; then
   # make bench cold and warm (the three-chunk rule, the reference killed at the end, its Prepare on the run clock)
-  began19=$(date +%s); left() { echo $(( ${S19_S:-560} - ($(date +%s) - began19) )); }
+  began19=$(date +%s); left() { echo $(( ${S19_S:-560} - ($(date +%s) - began19) )); }; mkdir -p /tmp/rep
   nproc
   for pol in "" PASSIVE ""; do
     step "the order tests, OMP_WAIT_POLICY='$pol' (empty: libgomp's default, idle threads spin)"
