@@ -191,7 +191,8 @@ class Runner:
         self.updates: dict[str, tuple[str, ...]] = {}  # workload id -> inputs its reference updates in place
         self.row: RowClock | None = None  # the row being run, for its trace's cost_s
         self.workload_fault = False  # the row failed for its workload's size, not for the solution
-        self.spared = descendants(os.getpid())  # processes that were here before this run are not its strays
+        # processes that were here before this run are not its strays; its early ones become its workers
+        self.spared = descendants(os.getpid()) - {e.pid for e in early}
         self.policy = sandbox.policy()  # workers' uid and build cache (execute/sandbox)
         self.ledger = handoff.Ledger()  # device memory each worker handed over (no worker passes off another's)
         self.spares = Spares([], self._worker, self.kind, options.device_index, self.cfg.compile_timeout_s)  # run() fills it
