@@ -139,9 +139,10 @@ def upstream_problem(target: Path | None, definition: Path | None, workloads: tu
 
 def early_workers(target: Path | None, devices: str | None = None) -> tuple[spawn.Early, ...]:
     """Processes for the run's first workers (the reference, then the first solutions'), started before
-    this process imports torch so that the imports run at once (execute/spawn): one per two CPUs beyond
-    the first two, up to the reference and a window of prepared workers (run/spares.BATCH). None where
-    the run starts its workers elsewhere (one child per device) or has none (a bench module)."""
+    this process imports torch so that the imports run at once (execute/spawn): one per two CPUs, at
+    least two (on a 2-core VM a one-row run took 3.9-4.8 s instead of 4.9-5.7 s), at most the reference
+    and a window of prepared workers (`spawn.BATCH`). None where the run starts its workers elsewhere
+    (one child per device) or has none (a bench module)."""
     if devices or target is None or is_bench_module_manifest(target):
         return ()
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

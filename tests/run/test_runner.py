@@ -168,11 +168,11 @@ def test_a_log_holds_one_run_with_a_header_and_the_reference_has_one_per_problem
 
 def test_a_row_whose_reference_never_settles_is_noisy(write_manifest, tmp_path: Path) -> None:
     """The speedup divides the reference's median by the solution's: a reference median the stopping rule
-    never settled (here a reference that sleeps 0 or 4 ms at random) makes the row NOISY even when the
+    never settled (here a reference that sleeps 0 and 4 ms in turn) makes the row NOISY even when the
     solution's own samples settled."""
-    doc = axpy_document([solution("good", "good.py")], {"rse_threshold": 0.05, "max_time_s": 0.5})
-    doc["definition"]["reference"] = ("import random, time\n\ndef run(x, w):\n"
-                                      "    time.sleep(random.choice([0.0, 0.004]))\n    return x * w + 1.0\n")
+    doc = axpy_document([solution("good", "good.py")], {"rse_threshold": 0.05, "max_time_s": 0.5, "min_samples": 10})
+    doc["definition"]["reference"] = ("import itertools, time\n\nCALLS = itertools.count()\n\ndef run(x, w):\n"
+                                      "    time.sleep(0.004 * (next(CALLS) % 2))\n    return x * w + 1.0\n")
     (row,) = Runner(load_manifest(write_manifest(doc)), RunOptions(device="cpu", log_dir=tmp_path / "logs")).run().traces
     assert row.status == Status.PASSED and not row.reference_timing.rule_met
     noisy = [f for f in row.flags if f.startswith("NOISY")]
