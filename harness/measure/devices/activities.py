@@ -57,16 +57,32 @@ def harness_windows(acts: Iterable[Activity]) -> tuple[int, list[tuple[float, fl
     return stream, [(markers[i].end_us, markers[i + 1].start_us) for i in range(0, len(markers), 2)]
 
 
-def _bisectable(acts: list[Activity], windows: list[tuple[float, float]]) -> bool:
-    """Whether the windows' starts and ends both rise, as the harness's own stream records them, and no
-    activity ends before it starts: then the windows an activity can belong to are one run of them,
-    found by bisection."""
-    return (all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(windows, windows[1:]))
-            and all(a.dur_us >= 0 for a in acts))
+class _Windows:
+    """The call windows, and which of them hold or overlap an activity. The conditions are checked on
+    candidate windows only: found by bisection when the windows' starts and ends both rise (as the
+    harness's own stream records them) and no activity ends before it starts, else every window (a
+    forged or broken trace: the same result, the slow way). Scanning every activity against every
+    window cost 0.5-1 ms a sample of a 100-sample CUPTI chunk on the H100 (2026-12-07), as much as the
+    sample itself."""
 
+    def __init__(self, windows: list[tuple[float, float]], acts: list[Activity]):
+        self.los, self.his = [lo for lo, _ in windows], [hi for _, hi in windows]
+        self.ordered = (all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(windows, windows[1:]))
+                        and all(a.dur_us >= 0 for a in acts))
 
-def _span(found: list[Activity]) -> float:
-    return max(a.end_us for a in found) - min(a.start_us for a in found) if found else 0.0
+    def _candidates(self, his_from: int, los_to: int) -> range:
+        return range(his_from, los_to) if self.ordered else range(len(self.los))
+
+    def holding(self, a: Activity, slack_us: float) -> list[int]:
+        """Windows that hold `a` with the slack: lo - slack <= start and end <= hi + slack."""
+        near = self._candidates(bisect.bisect_left(self.his, a.start_us - slack_us),
+                                bisect.bisect_right(self.los, a.start_us + slack_us))
+        return [w for w in near if self.los[w] - slack_us <= a.start_us and a.end_us <= self.his[w] + slack_us]
+
+    def overlapping(self, a: Activity) -> list[int]:
+        """Windows `a` overlaps: lo < end and start < hi."""
+        near = self._candidates(bisect.bisect_right(self.his, a.start_us), bisect.bisect_left(self.los, a.end_us))
+        return [w for w in near if self.los[w] < a.end_us and a.start_us < self.his[w]]
 
 
 def call_times_us(acts: list[Activity], slack_us: float = 0.01) -> list[float]:
@@ -76,39 +92,20 @@ def call_times_us(acts: list[Activity], slack_us: float = 0.01) -> list[float]:
     programmatic dependent launch (Hopper; cuDNN's runtime-compiled engines) may start while the hold
     kernel's last block is still exiting, before the hold's recorded end, and was then counted in no
     window (cudnn-graph's HIDDEN_WORK on the H100, 2026-12-06). Nothing else of the call's stream runs
-    between the hold and the marker.
-
-    Each activity is matched to the windows it can belong to by bisection (windows in order, as the
-    harness stream records them): scanning every activity for every window cost 0.5-1 ms a sample of a
-    100-sample CUPTI chunk on the H100 (2026-12-07), as much as the sample itself. Windows out of order
-    (no real trace) are scanned the slow way, with the same result."""
+    between the hold and the marker."""
     stream, windows = harness_windows(acts)
-    calls = [a for a in acts if not a.is_marker]
-    if not _bisectable(calls, windows):
-        return [_span([a for a in calls if lo - slack_us <= a.start_us and a.end_us <= hi + slack_us
-                       or a.stream == stream and a.start_us < hi and a.end_us > lo]) for lo, hi in windows]
-    los, his = [lo for lo, _ in windows], [hi for _, hi in windows]
+    found = _Windows(windows, acts)
     inside: list[list[Activity]] = [[] for _ in windows]
-    for a in calls:
-        # inside with the slack: lo - slack <= start and end <= hi + slack (windows whose range holds the start)
-        hits = {w for w in range(bisect.bisect_left(his, a.start_us - slack_us), bisect.bisect_right(los, a.start_us + slack_us))
-                if a.end_us <= his[w] + slack_us}
-        if a.stream == stream:  # or overlapping it, on the harness stream: lo < end and start < hi
-            hits.update(range(bisect.bisect_right(his, a.start_us), bisect.bisect_left(los, a.end_us)))
-        for w in hits:
-            inside[w].append(a)
-    return [_span(found) for found in inside]
+    for a in acts:
+        if not a.is_marker:
+            for w in set(found.holding(a, slack_us) + (found.overlapping(a) if a.stream == stream else [])):
+                inside[w].append(a)
+    return [max(a.end_us for a in win) - min(a.start_us for a in win) if win else 0.0 for win in inside]
 
 
 def escaped(acts: list[Activity], slack_us: float = 1.0) -> list[Activity]:
     """Activities on other streams not contained in any call window: work the timed region missed
     (the harness stream's own flushes and holds sit outside the windows by design)."""
     stream, windows = harness_windows(acts)
-    others = [a for a in acts if a.stream != stream]
-    if not _bisectable(others, windows):
-        return [a for a in others if not any(lo - slack_us <= a.start_us and a.end_us <= hi + slack_us
-                                             for lo, hi in windows)]
-    los, his = [lo for lo, _ in windows], [hi for _, hi in windows]
-    return [a for a in others if not any(
-        a.end_us <= his[w] + slack_us
-        for w in range(bisect.bisect_left(his, a.start_us - slack_us), bisect.bisect_right(los, a.start_us + slack_us)))]
+    found = _Windows(windows, acts)
+    return [a for a in acts if a.stream != stream and not found.holding(a, slack_us)]
