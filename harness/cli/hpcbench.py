@@ -82,12 +82,8 @@ def _main(args: argparse.Namespace) -> int:
     problem = problem_of(args)
     target = problem.folder or problem.definition
     assert target is not None
-    early = early_workers(target)  # before torch comes with the run path
-    try:
+    with early_workers(target) as early:  # before torch comes with the run path
         return _run(args, problem, early)
-    finally:
-        for process in early:
-            process.close()
 
 
 def _run(args: argparse.Namespace, problem: Problem, early: tuple[spawn.Early, ...]) -> int:

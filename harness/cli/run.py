@@ -7,9 +7,11 @@ the tables, the file paths, what was not as expected, the exit code.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
+from typing import Iterator
 
 from harness.errors import InputError
 from harness.execute import spawn
@@ -137,30 +139,32 @@ def upstream_problem(target: Path | None, definition: Path | None, workloads: tu
     return Problem(folder=folder, definition=definition, workloads=workloads, solutions=solutions)
 
 
-def early_workers(target: Path | None, devices: str | None = None) -> tuple[spawn.Early, ...]:
+@contextlib.contextmanager
+def early_workers(target: Path | None, devices: str | None = None) -> Iterator[tuple[spawn.Early, ...]]:
     """Processes for the run's first workers (the reference, then the first solutions'), started before
     this process imports torch so that the imports run at once (execute/spawn): one per two CPUs, at
     least two (on a 2-core VM a one-row run took 3.9-4.8 s instead of 4.9-5.7 s), at most the reference
     and a window of prepared workers (`spawn.BATCH`). None where the run starts its workers elsewhere
-    (one child per device) or has none (a bench module)."""
-    if devices or target is None or is_bench_module_manifest(target):
-        return ()
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    (one child per device) or has none (a bench module). Those the run did not take are killed on the
+    way out, however it ends (bad input included)."""
     started: list[spawn.Early] = []
     try:
-        for _ in range(max(2, min(1 + spawn.BATCH, cpus // 2))):
-            started.append(spawn.Early())
-    except OSError:  # no more processes to be had: the run starts the rest itself, as it would anyway
-        pass
-    return tuple(started)
+        if not (devices or target is None or is_bench_module_manifest(target)):
+            cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+            with contextlib.suppress(OSError):  # no more processes to be had: the run starts the rest itself
+                for _ in range(max(2, min(1 + spawn.BATCH, cpus // 2))):
+                    started.append(spawn.Early())
+        yield tuple(started)
+    finally:
+        for process in started:
+            process.close()
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from harness.errors import require_torch
     require_torch("opbench run")
     target = resolve_manifest_path(args.manifest, MANIFESTS_DIR)
-    early = early_workers(target, args.devices)
-    try:
+    with early_workers(target, args.devices) as early:
         from harness.run.orchestrate import RunRequest, run  # torch comes with the run path, not with the CLI
         from harness.run.progress import make_progress
         solutions, solution_files = split_files(args.solution, ".json")
@@ -174,9 +178,6 @@ def cmd_run(args: argparse.Namespace) -> int:
                              problem=upstream_problem(target, args.definition, workload_files, solution_files),
                              resume=args.resume, early=early)
         outcome = run(request, make_progress(args.quiet))
-    finally:
-        for process in early:
-            process.close()  # those the run never took
     write_exports(outcome.report, args.junit, args.csv)
     rc = finish(outcome.report, args.table_format, outcome.headline, (outcome.json_path, outcome.jsonl_path), args.wide)
     return INTERRUPTED if outcome.interrupted else rc

@@ -50,6 +50,7 @@ class RunRequest:
     problem: Any = None               # upstream files named one by one (`spec.flashinfer.Problem`), else None
     resume: Path | None = None        # an earlier (interrupted) report of this run: its rows are kept, not re-run
     early: tuple[spawn.Early, ...] = ()  # processes the caller started before importing torch, for the workers
+                                      # (the caller closes them; those the run did not take go with its strays)
 
 
 @dataclass(frozen=True)
@@ -72,8 +73,6 @@ def run(request: RunRequest, progress: RunProgress) -> RunOutcome:
             run_one = _run_bench_module if is_bench_module_manifest(request.target) else _run
             report, stem, headline, interrupted, manifests = run_one(request, progress)
         finally:  # nothing a solution started outlives the run, or sees (and rewrites) its report
-            for early in request.early:
-                early.close()  # those never taken: more than the run had workers, or none started here
             kill_strays(keep=spared)
         json_path, jsonl_path = report.write(request.out, stem)
         if request.owner:

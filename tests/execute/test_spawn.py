@@ -73,8 +73,10 @@ def test_a_run_takes_the_first_early_process_for_its_reference_and_the_next_for_
 def test_no_early_process_where_the_run_starts_its_workers_elsewhere() -> None:
     from harness.cli.run import early_workers
     from harness.paths import MANIFESTS_DIR
-    assert early_workers(MANIFESTS_DIR / "rmsnorm.yaml", devices="all") == ()
-    assert early_workers(MANIFESTS_DIR / "bench_rmsnorm.yaml") == ()
+    with early_workers(MANIFESTS_DIR / "rmsnorm.yaml", devices="all") as early:
+        assert early == ()
+    with early_workers(MANIFESTS_DIR / "bench_rmsnorm.yaml") as early:
+        assert early == ()
 
 
 def test_a_run_stopped_by_bad_input_leaves_no_early_process(tmp_path: Path) -> None:
