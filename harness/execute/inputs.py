@@ -228,7 +228,7 @@ class Redraw:
         ints = _integers(t.dtype, kind, p)
         flat = (t.view(torch.uint8) if is_packed_fp4(t.dtype) else t).view(-1)
         n = flat.numel()
-        span = max(n // 8, POOL_MIN_SPAN)  # samples per pair of pools: the first pool's extra length
+        span = pool_span(n)
         epoch, shift = divmod(sample, span)
         if k not in self._pools or self._pools[k][0] != epoch:
             seed = mix_seed(self.key, k, "pools", epoch)
@@ -241,6 +241,11 @@ class Redraw:
 POOL_MIN_SPAN = 4096  # samples a pair of pools serves at least (a timed row takes a few thousand)
 
 
+def pool_span(n: int) -> int:
+    """Samples a pair of pools for an input of `n` elements serves: the first pool's extra length."""
+    return max(n // 8, POOL_MIN_SPAN)
+
+
 def pool_bytes(definition: Definition, workload: Workload) -> int:
     """Host bytes one worker's `Redraw` holds in pools for `workload` on the CPU (what `_pooled` makes:
     for a float tensor about 2.1x its bytes), for the host-memory estimate (`runner.too_large`)."""
@@ -251,7 +256,7 @@ def pool_bytes(definition: Definition, workload: Workload) -> int:
             continue
         dtype, n = to_torch(workload.dtypes[name]), math.prod(shape)  # packed fp4: pooled as its bytes, one each
         pooled = _pool_dtype(dtype, _integers(dtype, gen.type, gen.params), gen.params)
-        total += (2 * n + max(n // 8, POOL_MIN_SPAN)) * pooled.itemsize
+        total += (2 * n + pool_span(n)) * pooled.itemsize
     return total
 
 
