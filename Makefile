@@ -37,10 +37,11 @@ PINNED = $(PYTHON) -c "$(PINS); sys.exit(any(md.version(n) != v for n, v in pins
 .venv/bin/python:
 	$(SYSTEM_PYTHON) -m venv --system-site-packages .venv || { echo "opbench: could not make .venv: install python3-venv (apt-get install python3-venv)" >&2; exit 3; }
 
-# find_spec, not `import torch`: the check costs milliseconds instead of a torch import (2 s on the GPU machine)
-deps: $(if $(filter .venv/bin/python,$(PYTHON)),.venv/bin/python)
+# find_spec, not `import torch`: the check costs milliseconds instead of a torch import (2 s on the GPU machine).
+# The harness's own requirements come with launch-deps: checked once per make, not once per target (each check
+# is an interpreter's start, and offline a failed pip install, 1-2 s, before the run).
+deps: launch-deps
 	@$(PYTHON) -c "import importlib.util as u, sys; sys.exit(u.find_spec('torch') is None)" 2>/dev/null || $(PYTHON) -m pip install -q torch==2.13.0
-	@$(PINNED) requirements.txt 2>/dev/null || $(PYTHON) -m pip install -q -r requirements.txt || $(INSTALLED) requirements.txt
 
 test-deps: deps
 	@$(PINNED) requirements-test.txt 2>/dev/null || $(PYTHON) -m pip install -q -r requirements-test.txt
@@ -50,11 +51,11 @@ test-deps: deps
 # The SDK is optional: with no SDK (an offline GPU box) the launcher says so and runs locally.
 launch-deps: $(if $(filter .venv/bin/python,$(PYTHON)),.venv/bin/python)
 	@$(PINNED) requirements.txt 2>/dev/null || $(PYTHON) -m pip install -q -r requirements.txt || $(INSTALLED) requirements.txt
-	@$(PYTHON) -c "import docker" 2>/dev/null || ! command -v docker >/dev/null || $(PYTHON) -m pip install -q "docker==7.1.0" 2>/dev/null \
+	@! command -v docker >/dev/null || $(PYTHON) -c "import docker" 2>/dev/null || $(PYTHON) -m pip install -q "docker==7.1.0" 2>/dev/null \
 		|| echo "opbench: the docker Python package could not be installed; containers unavailable, local runs only"
 
 # torch is only needed on the host when the run may be local (DEVICE unset, auto or local).
-bench: launch-deps $(if $(filter cpu cuda npu,$(DEVICE)),,deps)
+bench: $(if $(filter cpu cuda npu,$(DEVICE)),launch-deps,deps)
 	$(PYTHON) -m harness launch $(MANIFEST) --device $(or $(DEVICE),auto) --out $(OUT) $(if $(ARGS),--args='$(ARGS)')
 
 image: launch-deps

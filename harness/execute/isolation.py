@@ -95,15 +95,16 @@ class Worker:
         return self.proc.pid if self.proc is not None else None
 
     @contextlib.contextmanager
-    def frozen(self) -> Iterator[None]:
+    def frozen(self, scan: bool = True) -> Iterator[None]:
         """This worker and what it started stopped for the block (while the other side is timed).
         Its session is re-scanned at most every SCAN_S: a scan of /proc per chunk would cost more
-        than a chunk of a small kernel."""
+        than a chunk of a small kernel. `scan=False`: its process group alone, for a worker that has
+        run no solution code of its own turn (a prepared worker, a build's compilers)."""
         if not self.alive:
             yield
             return
         now = time.monotonic()
-        if now - self._scanned_at > SCAN_S:
+        if scan and now - self._scanned_at > SCAN_S:
             self._members, self._scanned_at = containment.session_members(self.proc.pid), now
         with containment.stopped(self.proc.pid, self._members):
             yield
@@ -135,6 +136,10 @@ class Worker:
         except (BrokenPipeError, OSError):
             raise self._died()
         return command
+
+    def has_reply(self) -> bool:
+        """Whether `receive` would return (a reply, or the worker's death) without waiting."""
+        return not self.alive or bool(select.select([self.conn.fileno()], [], [], 0)[0])
 
     def receive(self, command: Command, *, timeout: float) -> Reply:
         """The reply to `command`, which `send` returned, waiting at most `timeout` seconds from now."""

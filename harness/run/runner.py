@@ -14,7 +14,7 @@ import secrets
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import torch
 
@@ -196,15 +196,17 @@ class Runner:
         self.policy = sandbox.policy()  # workers' uid and build cache (execute/sandbox)
         self.ledger = handoff.Ledger()  # device memory each worker handed over (no worker passes off another's)
         self.spares = Spares([], self._worker, self.kind, options.device_index, self.cfg.compile_timeout_s)  # run() fills it
+        self.builds = Prebuild([], self.m.definition, self.kind, options.device_index, options.log_dir, self.policy,
+                               str(self.run_seed), self.cfg.compile_timeout_s)  # run() starts it
         # where the run's time outside the rows goes: seconds since the process started, at each mark
         self.clock: dict[str, float] = {}
 
     # -- reference ----------------------------------------------------------------------------
     def _sweep(self) -> None:
         """Kill every process of the run but those it keeps: the ones here before it, the waiting
-        prepared workers, the reference."""
+        prepared workers, the builds in flight, the reference."""
         ref_pid = self.ref.pid if self.ref is not None else None
-        kill_strays(keep=self.spared | self.spares.pids() | ({ref_pid} if ref_pid else set()))
+        kill_strays(keep=self.spared | self.spares.pids() | self.builds.pids() | ({ref_pid} if ref_pid else set()))
 
     def _worker(self, sol: Solution) -> Worker:
         return Worker(sol.name, self.opt.log_dir, self.policy, sandbox.solution_key(sol), self.ledger, str(self.run_seed),
@@ -284,40 +286,46 @@ class Runner:
         self.clock["runner"] = since_start()
         workloads, solutions = list(self.m.workloads), list(self.m.solutions)  # --solution/--workload: in prepare()
         pending = [s for s in solutions if any((self.m.definition.name, w.id, s.name) not in self.opt.done for w in workloads)]
-        builds = Prebuild(pending, self.m.definition, self.kind, self.opt.device_index, self.opt.log_dir, self.policy,
-                          str(self.run_seed), self.cfg.compile_timeout_s, self.progress).start()
-        self.spares = Spares([s for s in pending if self.kind in s.devices], self._worker, self.kind,
+        self.builds = Prebuild(pending, self.m.definition, self.kind, self.opt.device_index, self.opt.log_dir, self.policy,
+                               str(self.run_seed), self.cfg.compile_timeout_s, self.progress).start()
+        order = sorted(solutions, key=self.builds.awaited)  # the rows that wait for no build first
+        self.spares = Spares([s for s in order if s in pending and self.kind in s.devices], self._worker, self.kind,
                              self.opt.device_index, self.cfg.compile_timeout_s).fill()
         try:
-            try:
-                self._start_reference()  # while the compiled solutions build and the first workers start
-                self.clock["reference_ready"] = since_start()
-                prebuilt = builds.finish()
-                self.clock["builds_done"] = since_start()
-            except BaseException:
-                builds.abort()
-                raise
-            self._sweep()  # what a build left
-            return self._run(solutions, workloads, prebuilt)
+            self._start_reference()  # while the compiled solutions build and the first workers start
+            self.clock["reference_ready"] = since_start()
+            return self._run(order, workloads)
         finally:
+            self.builds.abort()  # none left in flight but after an interruption or a failed reference
             self.spares.close()
             for early in filter(None, [self.early_reference, *self.early]):
                 early.close()  # useful at a run's start only: not held idle through the problems after this one
             self.early_reference, self.early = None, []
 
-    def _run(self, solutions: list[Solution], workloads: list[Workload], prebuilt: dict[str, float | str]) -> Report:
+    @contextlib.contextmanager
+    def _others_stopped(self, samples: bool = False) -> Iterator[None]:
+        """The prepared workers and the builds in flight stopped for the block, a step of a timed row.
+        Builds go on through a device's timed samples when the device times its own work (prebuild)."""
+        with self.spares.frozen(), self.builds.frozen(when=not (samples and device_class(self.kind).queues_work)):
+            yield
+
+    def _run(self, solutions: list[Solution], workloads: list[Workload]) -> Report:
         assert self.ref_info is not None
         env = environment(self.ref_info.device)
         env["versions"] = {**env["versions"], **self.ref_info.versions}
         env["containment"] = self.policy.to_dict()
         env["output_handoff"] = "cuda-ipc" if self.ref is not None and self.ref.handoff is not None else "pipe"
-        if prebuilt:
-            env["prebuild"] = prebuilt  # solution -> seconds its parallel build took, why it failed, or "cached"
         env["run_clock_s"] = self.clock
         traces: list[Trace] = []
         try:
-            for sol in solutions:
+            left = list(solutions)
+            while left:  # as given, but a compiled solution's turn once its build is done (prebuild)
+                sol = self.builds.pick(left)
+                left.remove(sol)
+                if self.builds.done and "builds_done" not in self.clock:
+                    self.clock["builds_done"] = since_start()
                 self._solution(sol, workloads, traces)
+            self.builds.finish()
             self.clock["rows_done"] = since_start()
         except KeyboardInterrupt as exc:  # what finished is kept (results/interrupt)
             raise stopped(exc, [self._report(env, traces)]) from None
@@ -327,6 +335,11 @@ class Runner:
         return self._report(env, traces)
 
     def _report(self, env: dict[str, Any], traces: list[Trace]) -> Report:
+        """The rows in the manifest's order, whatever order they ran in (`Prebuild.pick`)."""
+        if self.builds.outcome:
+            env["prebuild"] = dict(self.builds.outcome)  # solution -> seconds its build took, why it failed, or "cached"
+        rank = {s.name: i for i, s in enumerate(self.m.solutions)}
+        traces = sorted(traces, key=lambda t: rank.get(t.solution, len(rank)))
         return Report.of_problem(definition=self.m.definition.name, manifest=str(self.m.path), device=self.kind,
                                  run_seed=self.run_seed, bench=asdict(self.cfg), environment=env, traces=traces)
 
@@ -435,7 +448,7 @@ class Runner:
         names = list(self.m.definition.outputs)
         t_run = cfg.run_timeout_s
         secret = secrets.randbits(62)  # the solution's redraws: the parent recomputes any sample's inputs from it
-        with self.spares.frozen():  # warm-up sizes the hold from the host's launch time: no start-up beside it
+        with self._others_stopped():  # warm-up sizes the hold from the host's launch time: no start-up beside it
             updates = self.updates.get(w.id, ())
             start_s = worker.call(TimeStart(w, seeds, cfg, secret, updates), timeout=t_run)
             self._ref_call(TimeStart(w, seeds, cfg, secrets.randbits(62), updates), timeout=t_run)
@@ -459,7 +472,7 @@ class Runner:
                 if key == "sol" and len(asked) < RECHECKS and (not asked or pick.random() < 0.5):
                     keep = (pick.randrange(n_chunk),)
                     asked.add(len(series["sol"]) + keep[0])
-                with idle.frozen() if idle is not None else contextlib.nullcontext(), self.spares.frozen():
+                with idle.frozen() if idle is not None else contextlib.nullcontext(), self._others_stopped(samples=True):
                     chunk = (worker.call(TimeChunk(n_chunk, keep), timeout=t_run) if key == "sol"
                              else self._ref_call(TimeChunk(n_chunk), timeout=t_run))
                 took = time.monotonic() - t0
@@ -476,7 +489,7 @@ class Runner:
             if elapsed > cfg.max_time_s * 1.5:  # both capped by max_time_s; this only guards the loop
                 break
         self._lap("sampling")
-        with self.spares.frozen():  # the hidden-work check reads the host clock
+        with self._others_stopped():  # the hidden-work check reads the host clock
             end_s = worker.call(TimeEnd(), timeout=t_run)
             self._ref_call(TimeEnd(), timeout=t_run)
         self._lap("timing_end")  # hidden-work checks, kept outputs

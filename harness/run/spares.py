@@ -79,10 +79,11 @@ class Spares:
     def frozen(self) -> Iterator[None]:
         """The waiting workers, prepared or still starting, stopped for the block, as the idle side of
         a timed pair is: harness code only, but a torch process's threads (or its start-up) should not
-        share the cores with a measurement."""
+        share the cores with a measurement. Their process groups alone, no scan of /proc: harness code
+        starts nothing outside its group."""
         with contextlib.ExitStack() as stack:
             for worker in self._waiting():
-                stack.enter_context(worker.frozen())
+                stack.enter_context(worker.frozen(scan=False))
             yield
 
     def _waiting(self) -> list[Worker]:

@@ -1,0 +1,125 @@
+"""Where a run's time outside its timed samples goes: a worker's start-up phases, alone and with the
+run's other workers starting beside it, and a whole `harness run` cut at its run clock's marks.
+
+A warm `make bench MANIFEST=rmsnorm.yaml` on the H100 took 30.0 s of which the rows' own work was
+14.9 s (2026-12-07): 4.3 s before the runner, 5.1 s for the reference's Prepare, 2-3 s after the
+last row. This prints the pieces of each, so they can be cut where they are. On the H100 (2026-12-07)
+a worker's start was torch's import (2.8-5.2 s), the CUDA context (0.4 s) and the profiler's first
+session (3.9-6.1 s, all of it in `profile().__enter__`); nine at once took as long each. `--order
+profiler-first` read 3.4-3.6 s for the profiler before any context, but the worker's own Prepare so
+ordered was not faster (4.0-6.2 s against 4.6-4.8 s), and was not kept.
+
+    python bench/startup_cost.py --device cuda --procs 1,9 --run rmsnorm.yaml
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# One worker's start, phase by phase, as `WorkerState.prepare` takes it (seconds since the process began).
+CHILD = r"""
+import json, os, sys, time
+from pathlib import Path
+def since():
+    ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+    return float(Path("/proc/uptime").read_text().split()[0]) - ticks / os.sysconf("SC_CLK_TCK")
+marks = {"python": since()}
+import torch
+marks["torch"] = since()
+from harness.execute import worker
+marks["worker_module"] = since()
+from harness.measure.devices import make_device
+device = make_device(sys.argv[1], 0)
+
+def session(label):  # a profiler session step by step (device.device_activities)
+    from torch.profiler import ProfilerActivity, profile
+    marks[f"{label}_import"] = since()
+    prof = profile(activities=[ProfilerActivity.CUDA])
+    prof.__enter__()
+    marks[f"{label}_enter"] = since()
+    if torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+    prof.__exit__(None, None, None)
+    marks[f"{label}_exit"] = since()
+
+if sys.argv[2] == "profiler-first" and device.traces_activities():
+    session("profiler_before_device")
+device.setup()
+marks["device_setup"] = since()
+if device.traces_activities():
+    session("profiler")
+    device.device_activities(lambda: None)
+    marks["profiler_second"] = since()
+print(json.dumps(marks))
+"""
+
+def workers(device: str, count: int, order: str) -> list[dict[str, float]]:
+    """`count` worker start-ups at once, each in a fresh interpreter."""
+    procs = [subprocess.Popen([sys.executable, "-W", "ignore", "-c", CHILD, device, order], cwd=ROOT,
+                              stdout=subprocess.PIPE, text=True)
+             for _ in range(count)]
+    return [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
+
+
+def show_workers(device: str, count: int, order: str) -> None:
+    marks = workers(device, count, order)
+    phases = list(marks[0])
+    line = []
+    for prev, phase in zip([None, *phases], phases):
+        took = [m[phase] - (m[prev] if prev else 0.0) for m in marks]
+        line.append(f"{phase} {statistics.median(took):.2f} (max {max(took):.2f})")
+    print(f"{count} worker(s) at once ({order}), seconds each phase took, median (max): " + ", ".join(line), flush=True)
+
+
+def show_run(manifest: str, device: str, extra: list[str]) -> None:
+    """One `harness run`, its wall against the run clock's marks, and its rows' phases."""
+    with tempfile.TemporaryDirectory() as out:
+        t = time.perf_counter()
+        rc = subprocess.run([sys.executable, "-m", "harness", "run", manifest, "--device", device, "--out", out,
+                             "--quiet", *extra], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+        wall = time.perf_counter() - t
+        (path,) = Path(out).glob("*.json")
+        report = json.loads(path.read_text())
+    clock = report["environment"].get("run_clock_s", {})
+    print(f"harness run {manifest}: exit {rc}, wall {wall:.2f} s; run clock {clock}; "
+          f"after the last row {wall - clock.get('rows_done', wall):.2f} s", flush=True)
+    phases: dict[str, list[float]] = {}
+    firsts: dict[str, list[float]] = {}
+    seen: set[str] = set()
+    for t in report["traces"]:
+        cost = t.get("cost_s") or {}
+        into = firsts if t["solution"] not in seen else phases
+        seen.add(t["solution"])
+        for k, v in cost.items():
+            into.setdefault(k, []).append(v)
+    for name, rows in (("first rows", firsts), ("later rows", phases)):
+        print(f"  {name}: " + ", ".join(f"{k} {sum(v):.2f} s ({statistics.median(v):.3f} median)" for k, v in rows.items()))
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--device", default="cuda")
+    p.add_argument("--procs", default="1,9", help="worker start-ups at once, comma-separated counts")
+    p.add_argument("--order", default="device-first", choices=["device-first", "profiler-first"],
+                   help="profiler-first: a profiler session before the device's context is made (CUPTI with no "
+                        "module loaded yet), then the device, then the sessions as a worker takes them")
+    p.add_argument("--run", default="", help="also run this manifest once and cut its wall at the run clock's marks")
+    p.add_argument("--run-args", default="", help="extra `harness run` arguments, space-separated")
+    a = p.parse_args()
+    for count in [int(x) for x in a.procs.split(",") if x]:
+        show_workers(a.device, count, a.order)
+    if a.run:
+        show_run(a.run, a.device, a.run_args.split())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
