@@ -59,6 +59,15 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site/nvidia_cutlass_dsl/dsl_packages:/tmp/site CUDNN_FRONTEND_DIR=/tmp/cudnnfe
 export PATH="/tmp/site/nvidia/cu13/bin:$PATH"  # tileiras, unpacked from its wheel: cuda.tile looks on $PATH
 step() { printf '\n===== %s  [%s]\n' "$*" "$(date +%T)"; }
+bench_run() {  # $1: label, $2: folder to run in (default .), $3: time limit: make bench cold or warm as it is, its
+  # exit and wall, then its run clock, builds, rows and timers; the whole output in $OUT/bench-$1.txt
+  step "make bench $1"
+  mkdir -p /tmp/rep
+  local start=$(date +%s.%N)
+  (cd "${2:-.}" && timeout "${3:-150}" env PIP_NO_INDEX=1 make bench MANIFEST=rmsnorm.yaml OUT="/tmp/rep/$1" > "$OUT/bench-$1.txt" 2>&1)
+  echo "exit $? after $(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')") s"
+  python3 -c "import glob, json, sys; r = json.load(open(glob.glob(sys.argv[1] + '/*.json')[0])); t = r['traces']; print('run clock', r['environment'].get('run_clock_s'), '| prebuild', r['environment'].get('prebuild'), '|', sum(x['status'] == 'PASSED' for x in t), 'of', len(t), 'PASSED;', 'rows own %.1f s' % sum((x.get('cost_s') or {}).get('total', 0) for x in t), '| NOISY', sum('NOISY' in str(x.get('flags')) for x in t), '| timers', sorted({(x.get('timing') or {}).get('mode') for x in t} - {None}))" "/tmp/rep/$1"
+}
 handoff_tests() {  # $1: seconds; the CUDA IPC hand-over tests, the whole output in handoff.txt
   step "hand-over tests (CUDA IPC), the whole output in handoff.txt"
   timeout "$1" python3 -m pytest -q -p no:cacheprovider tests/execute/test_handoff.py > "$OUT/handoff.txt" 2>&1
@@ -397,22 +406,13 @@ s23)  # carry .whl .w8: a chunk's fixed cost (its profiler session) against its 
 s24)  # carry .whl .w8 .w10 (git archive of the last session's commit, old.tgz): a worker's start-up phases alone and
   # beside 8 others; make bench cold and warm with the rows that need no build run beside the C++ builds, then
   # the same cold at the old commit (builds first, then every row); a warm harness run cut at its marks
-  began24=$(date +%s); left() { echo $(( ${S24_S:-560} - ($(date +%s) - began24) )); }; mkdir -p /tmp/rep
-  clock() { python3 -c "import glob, json, sys; r = json.load(open(glob.glob(sys.argv[1] + '/*.json')[0])); t = r['traces']; print('run clock', r['environment'].get('run_clock_s'), '| prebuild', r['environment'].get('prebuild'), '|', sum(x['status'] == 'PASSED' for x in t), 'of', len(t), 'PASSED;', 'rows own %.1f s' % sum((x.get('cost_s') or {}).get('total', 0) for x in t))" "$1"; }
-  bench() {  # $1: folder to run in, $2: report folder, $3: time limit
-    local start=$(date +%s.%N)
-    (cd "$1" && timeout "$3" env PIP_NO_INDEX=1 make bench MANIFEST=rmsnorm.yaml OUT="$2" > "$2.txt" 2>&1)
-    echo "exit $? after $(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')") s"; clock "$2"
-    grep -E 'built in|waiting' "$2.txt" | cut -c1-100 | head -12
-  }
+  began24=$(date +%s); left() { echo $(( ${S24_S:-560} - ($(date +%s) - began24) )); }
   step "worker start-up phases, 1 and 9 at once"
   timeout 90 python3 bench/startup_cost.py --device cuda --procs 1,9,1 2>&1 | tail -5
-  rm -rf /var/tmp/opbench-cache
-  step "make bench cold (this commit: rows that need no build beside the builds)"; bench . /tmp/rep/new-cold 150
-  step "make bench warm (this commit)"; bench . /tmp/rep/new-warm 100
+  rm -rf /var/tmp/opbench-cache; bench_run new-cold; bench_run new-warm . 100
   if [ -f .w10/old.tgz ] && [ "$(left)" -gt 150 ]; then
     mkdir -p /tmp/old && tar xzf .w10/old.tgz -C /tmp/old && rm -rf /var/tmp/opbench-cache
-    step "make bench cold (the old commit: every build first)"; bench /tmp/old /tmp/rep/old-cold 150
+    bench_run old-cold /tmp/old
   fi
   step "a warm harness run, cut at its marks"
   timeout "$(( $(left) - 5 ))" python3 bench/startup_cost.py --device cuda --procs "" --run rmsnorm.yaml 2>&1 | tail -5
@@ -458,17 +458,10 @@ s26)  # carry .whl .w8 .w10 (old.tgz: git archive of 9e878a4): the first profile
   tar xzf .w10/old.tgz -C /tmp/old
   step "worker start-up phases, one at a time"
   timeout 60 python3 bench/startup_cost.py --device cuda --procs 1,1 > "$OUT/probe.txt" 2>&1; cat "$OUT/probe.txt"
-  one() {  # $1: label, $2: folder to run in
-    step "make bench $1"
-    local start=$(date +%s.%N)
-    (cd "$2" && timeout 150 env PIP_NO_INDEX=1 make bench MANIFEST=rmsnorm.yaml OUT="/tmp/rep/$1" > "$OUT/bench-$1.txt" 2>&1)
-    echo "exit $? after $(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')") s"
-    python3 -c "import glob, json, sys; r = json.load(open(glob.glob(sys.argv[1] + '/*.json')[0])); t = r['traces']; print('run clock', r['environment'].get('run_clock_s'), '| prebuild', r['environment'].get('prebuild'), '|', sum(x['status'] == 'PASSED' for x in t), 'of', len(t), 'PASSED;', 'rows own %.1f s' % sum((x.get('cost_s') or {}).get('total', 0) for x in t))" "/tmp/rep/$1"
-  }
-  rm -rf /var/tmp/opbench-cache; one old-cold /tmp/old
-  rm -rf /var/tmp/opbench-cache; one new-cold .
-  one old-warm /tmp/old
-  one new-warm .
+  rm -rf /var/tmp/opbench-cache; bench_run old-cold /tmp/old
+  rm -rf /var/tmp/opbench-cache; bench_run new-cold
+  bench_run old-warm /tmp/old
+  bench_run new-warm
   grep -E 'built in|waiting' "$OUT/bench-new-cold.txt" | cut -c1-100 | head -12
   ;;
 s27)  # carry .whl .w8 .w10: the first profiler session before the device's context and after it; make bench cold at
@@ -478,32 +471,18 @@ s27)  # carry .whl .w8 .w10: the first profiler session before the device's cont
   for order in device-first profiler-first profiler-first; do
     timeout 40 python3 bench/startup_cost.py --device cuda --procs 1 --order "$order" 2>&1 | grep -v -i warn
   done | tee "$OUT/probe.txt"
-  one() {  # $1: label, $2: folder to run in
-    step "make bench $1"
-    local start=$(date +%s.%N)
-    (cd "$2" && timeout 150 env PIP_NO_INDEX=1 make bench MANIFEST=rmsnorm.yaml OUT="/tmp/rep/$1" > "$OUT/bench-$1.txt" 2>&1)
-    echo "exit $? after $(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')") s"
-    python3 -c "import glob, json, sys; r = json.load(open(glob.glob(sys.argv[1] + '/*.json')[0])); t = r['traces']; print('run clock', r['environment'].get('run_clock_s'), '|', sum(x['status'] == 'PASSED' for x in t), 'of', len(t), 'PASSED;', 'rows own %.1f s' % sum((x.get('cost_s') or {}).get('total', 0) for x in t), '| NOISY', sum('NOISY' in str(x.get('flags')) for x in t))" "/tmp/rep/$1"
-  }
-  rm -rf /var/tmp/opbench-cache; one new-cold .
+  rm -rf /var/tmp/opbench-cache; bench_run new-cold
   grep -E 'built in|waiting' "$OUT/bench-new-cold.txt" | cut -c1-100 | head -12
-  one old-warm1 /tmp/old; one new-warm1 .; one old-warm2 /tmp/old; one new-warm2 .
+  bench_run old-warm1 /tmp/old; bench_run new-warm1; bench_run old-warm2 /tmp/old; bench_run new-warm2
   ;;
-s28)  # carry .whl .w8: the CUDA device tests; make bench cold, then warm twice (Prepare starting the profiler before
-  # the device's context)
+s28)  # carry .whl .w8: the CUDA device tests; make bench cold, then warm twice (ran on 2026-12-07 with a Prepare
+  # that started the profiler before the device's context; not kept: docs/hardware.md)
   mkdir -p /tmp/rep
   step "tests/measure/devices on the GPU"
   timeout 100 python3 -m pytest -q -p no:cacheprovider tests/measure/devices 2>&1 | tail -3
-  one() {  # $1: label
-    step "make bench $1"
-    local start=$(date +%s.%N)
-    timeout 150 env PIP_NO_INDEX=1 make bench MANIFEST=rmsnorm.yaml OUT="/tmp/rep/$1" > "$OUT/bench-$1.txt" 2>&1
-    echo "exit $? after $(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')") s"
-    python3 -c "import glob, json, sys; r = json.load(open(glob.glob(sys.argv[1] + '/*.json')[0])); t = r['traces']; print('run clock', r['environment'].get('run_clock_s'), '|', sum(x['status'] == 'PASSED' for x in t), 'of', len(t), 'PASSED;', 'rows own %.1f s' % sum((x.get('cost_s') or {}).get('total', 0) for x in t), '| NOISY', sum('NOISY' in str(x.get('flags')) for x in t), '| timers', sorted({(x.get('timing') or {}).get('timer') or (x.get('timing') or {}).get('mode') for x in t} - {None}))" "/tmp/rep/$1"
-  }
-  rm -rf /var/tmp/opbench-cache; one cold
+  rm -rf /var/tmp/opbench-cache; bench_run cold
   grep -E 'built in|waiting' "$OUT/bench-cold.txt" | cut -c1-100 | head -12
-  one warm1; one warm2
+  bench_run warm1; bench_run warm2
   grep -E 'PASSED|INCORRECT' "$OUT/bench-warm2.txt" | cut -c1-80 | head -12
   ;;
 *) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|cost" >&2; exit 2 ;;
