@@ -14,9 +14,10 @@ stopped (`frozen`), as the prepared workers are, whenever the host's clock matte
 and its hidden-work check, and every timed sample of a device the host computes on (the CPU). Stopped
 for every sample on the H100, the four builds took up to 43 s instead of 30 s and the cold run gained
 nothing; going on through the samples, a cold `make bench` took 44.3 s against 61.2 s with every build
-first (same machine), and the rows run beside the compilers read as those run without them. The throwaway workers are gone before the run ends, and no solution process outlives its
-turn. A prebuild proves nothing: its failure is not a verdict (the real build runs again and reports
-it), its success only saves time.
+first (same machine), and the rows run beside the compilers read as those run without them. The
+throwaway workers are gone before the run ends, and no solution process outlives its turn. A prebuild
+proves nothing: its failure is not a verdict (the real build runs again and reports it), its success
+only saves time.
 """
 from __future__ import annotations
 
@@ -65,9 +66,9 @@ class _Flight:
 @dataclass
 class Prebuild:
     """`start()` sends every Build; `pick(solutions)` says which solution runs next, waiting for a build
-    only when every one left needs its own; `finish()` collects the rest (or `abort()` kills them);
-    `outcome` says how each went, for the report's environment: seconds, why it failed, or "cached"
-    (`built_before`)."""
+    only when every one left needs its own (so once every solution has been picked, every build has
+    been collected); `abort()` kills those left after an interruption; `outcome` says how each went,
+    for the report's environment: seconds, why it failed, or "cached" (`built_before`)."""
 
     solutions: list[Solution]
     definition: Definition
@@ -105,7 +106,7 @@ class Prebuild:
         """The first of `solutions` that waits for no build, else the first whose build ends (waited for)."""
         said = False
         while True:
-            self.poll()
+            self._poll()
             ready = [s for s in solutions if not self.awaited(s)]
             if ready:
                 return ready[0]
@@ -131,7 +132,7 @@ class Prebuild:
                     os.setpriority(os.PRIO_PROCESS, worker.pid, NICE)
             self._flight.append(_Flight(sol, worker, sent, time.monotonic(), self.stopped_s))
 
-    def poll(self) -> None:
+    def _poll(self) -> None:
         """Collect the builds that have finished, without waiting, so the queued ones start."""
         for flight in [f for f in self._flight if f.worker.has_reply()]:
             self._collect(flight)
@@ -148,11 +149,6 @@ class Prebuild:
     def _left(self, flight: _Flight) -> float:
         """Seconds left of its compile timeout; the time it spent stopped is not its own."""
         return self.timeout_s + (self.stopped_s - flight.stopped_before) - (time.monotonic() - flight.began)
-
-    def finish(self) -> dict[str, float | str]:
-        while self._flight:
-            self._collect(self._flight[0])
-        return self.outcome
 
     def _collect(self, flight: _Flight) -> None:
         self._flight.remove(flight)

@@ -325,7 +325,6 @@ class Runner:
                 if self.builds.done and "builds_done" not in self.clock:
                     self.clock["builds_done"] = since_start()
                 self._solution(sol, workloads, traces)
-            self.builds.finish()
             self.clock["rows_done"] = since_start()
         except KeyboardInterrupt as exc:  # what finished is kept (results/interrupt)
             raise stopped(exc, [self._report(env, traces)]) from None
