@@ -485,5 +485,46 @@ s28)  # carry .whl .w8: the CUDA device tests; make bench cold, then warm twice 
   bench_run warm1; bench_run warm2
   grep -E 'PASSED|INCORRECT' "$OUT/bench-warm2.txt" | cut -c1-80 | head -12
   ;;
-*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|cost" >&2; exit 2 ;;
+s29)  # carry .whl .w8 .w11 (py-spy, cupti-python 13.0.1, cuda-bindings 13.0.3, cuda-pathfinder): where CUPTI's
+  # first session goes (bench/cupti_probe.py: kineto against direct CUPTI, in a thread beside torch's import), then
+  # make bench cold and warm twice as the baseline of the call
+  pip install -q --no-deps --no-index --target /tmp/site2 .w11/*.whl 2>&1 | tail -2
+  export PYTHONPATH="$PYTHONPATH:/tmp/site2" PATH="$PATH:/tmp/site2/bin"
+  python3 -c "import torch, glob, os; print(torch.__version__, glob.glob(os.path.dirname(torch.__file__) + '/../nvidia/**/libcupti*', recursive=True))"
+  pip list 2>/dev/null | grep -i -E "cupti|cuda-bindings|nvidia-cuda" | head
+  step "probe, alternating"
+  for i in 1 2 3; do for m in kineto ctypes cuptipy ctypes-thread cuptipy-thread; do
+    timeout 60 python3 bench/cupti_probe.py $m 2>&1 | tail -1 | cut -c1-400; done; done
+  step "kineto's log"
+  KINETO_LOG_LEVEL=0 timeout 60 python3 bench/cupti_probe.py kineto > "$OUT/kineto-log.txt" 2>&1; tail -c 1500 "$OUT/kineto-log.txt"
+  step "py-spy --native on kineto's first session"
+  timeout 90 py-spy record --native -r 200 --format raw -o "$OUT/pyspy-kineto.txt" -- python3 bench/cupti_probe.py kineto 2>&1 | tail -3
+  timeout 90 py-spy record --native -r 200 --format raw -o "$OUT/pyspy-ctypes.txt" -- python3 bench/cupti_probe.py ctypes 2>&1 | tail -3
+  ls -la "$OUT"
+  rm -rf /var/tmp/opbench-cache; bench_run cold
+  bench_run warm1; bench_run warm2
+  ;;
+s30)  # carry .whl .w8 .w10 (old.tgz: git archive a551071) .w11: CUPTI directly (cupti-python) against torch.profiler:
+  # the device tests, worker start-up both ways, the CUDA cheats that touch the timer, make bench warm old/new alternating,
+  # and whether torch's import compiles its source here (no usable .pyc)
+  pip install -q --no-deps --no-index --target /tmp/site2 .w11/*.whl 2>&1 | grep -v WARNING | tail -2
+  export PYTHONPATH="$PYTHONPATH:/tmp/site2" PATH="$PATH:/tmp/site2/bin"
+  mkdir -p /tmp/rep /tmp/old; tar xzf .w10/old.tgz -C /tmp/old
+  step "tests/measure/devices on the GPU"
+  timeout 100 python3 -m pytest -q -p no:cacheprovider tests/measure/devices/test_cuda.py tests/measure/devices/test_device_contract.py 2>&1 | grep -E "passed|failed|Error|assert" | head -12
+  step "worker start-up, CUPTI directly against torch.profiler"
+  timeout 120 python3 bench/startup_cost.py --device cuda --procs 1,9 --tracers auto,profiler 2>&1 | tail -6
+  step "cheats that touch the timer, on CUDA"
+  timeout 150 python3 -m harness run manifests/cheats.yaml --device cuda --quiet --out /tmp/rep/cheats $(for s in honest side-stream patched-timer skip-probe forged-activities stand-in-tracer forged-event switch-stream legacy-stream lazy-graph compiled; do echo --solution $s; done) > "$OUT/cheats.txt" 2>&1; echo "exit $?"
+  grep -E "PASSED|TAMPERED|HIDDEN|ERROR|INCORRECT|SKIPPED" "$OUT/cheats.txt" | cut -c1-150 | head -14
+  rm -rf /var/tmp/opbench-cache; bench_run cold
+  grep -o '"activity_source": "[^"]*"' /tmp/rep/cold/*.json | sort | uniq -c
+  for i in 1 2; do bench_run old-warm$i /tmp/old; bench_run new-warm$i; done
+  step "bytecode: PYTHON env, site-packages writable?, torch import plain and with a pycache prefix"
+  env | grep -E "^PYTHON" ; python3 -c "import sys; print(sys.dont_write_bytecode, sys.pycache_prefix)"
+  d=$(python3 -c "import torch, os; print(os.path.dirname(torch.__file__))"); ls "$d"/__pycache__ 2>&1 | head -3; touch "$d/.w" 2>&1 && echo writable && rm -f "$d/.w"
+  for i in 1 2 3; do /usr/bin/time -f "plain %e s" python3 -c "import torch" ; done 2>&1
+  for i in 1 2 3; do PYTHONPYCACHEPREFIX=/tmp/pyc /usr/bin/time -f "prefix %e s" python3 -c "import torch"; done 2>&1
+  ;;
+*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|cost" >&2; exit 2 ;;
 esac

@@ -4,12 +4,12 @@ run's other workers starting beside it, and a whole `harness run` cut at its run
 A warm `make bench MANIFEST=rmsnorm.yaml` on the H100 took 30.0 s of which the rows' own work was
 14.9 s (2026-12-07): 4.3 s before the runner, 5.1 s for the reference's Prepare, 2-3 s after the
 last row. This prints the pieces of each, so they can be cut where they are. On the H100 (2026-12-07)
-a worker's start was torch's import (2.8-5.2 s), the CUDA context (0.4 s) and the profiler's first
-session (3.9-6.1 s, all of it in `profile().__enter__`); nine at once took as long each. `--order
-profiler-first` read 3.4-3.6 s for the profiler before any context, but the worker's own Prepare so
-ordered was not faster (4.0-6.2 s against 4.6-4.8 s), and was not kept.
+a worker's start was torch's import (2.8-5.2 s), the CUDA context (0.4 s) and torch.profiler's first
+session (3.9-6.1 s, all of it in `profile().__enter__`, which imports torch._inductor and
+torch._dynamo); nine at once took as long each. The device's own tracer (`--tracers auto`) registers
+CUPTI's buffers directly where cupti-python is installed; `profiler` times torch.profiler's as before.
 
-    python bench/startup_cost.py --device cuda --procs 1,9 --run rmsnorm.yaml
+    python bench/startup_cost.py --device cuda --procs 1,9 --tracers auto,profiler --run rmsnorm.yaml
 """
 from __future__ import annotations
 
@@ -39,44 +39,37 @@ marks["worker_module"] = since()
 from harness.measure.devices import make_device
 device = make_device(sys.argv[1], 0)
 
-def session(label):  # a profiler session step by step (device.device_activities)
-    from torch.profiler import ProfilerActivity, profile
-    marks[f"{label}_import"] = since()
-    prof = profile(activities=[ProfilerActivity.CUDA])
-    prof.__enter__()
-    marks[f"{label}_enter"] = since()
-    if torch.cuda.is_initialized():
-        torch.cuda.synchronize()
-    prof.__exit__(None, None, None)
-    marks[f"{label}_exit"] = since()
-
-if sys.argv[2] == "profiler-first" and device.traces_activities():
-    session("profiler_before_device")
 device.setup()
 marks["device_setup"] = since()
 if device.traces_activities():
-    session("profiler")
+    if sys.argv[2] == "profiler":
+        from harness.measure.devices.tracers import ProfilerTracer
+        device._tracer = ProfilerTracer("compared")
+    device.tracer()
+    marks["tracer"] = since()
     device.device_activities(lambda: None)
-    marks["profiler_second"] = since()
+    marks["first_trace"] = since()
+    device.device_activities(lambda: None)
+    marks["second_trace"] = since()
 print(json.dumps(marks))
 """
 
-def workers(device: str, count: int, order: str) -> list[dict[str, float]]:
+def workers(device: str, count: int, tracer: str) -> list[dict[str, float]]:
     """`count` worker start-ups at once, each in a fresh interpreter."""
-    procs = [subprocess.Popen([sys.executable, "-W", "ignore", "-c", CHILD, device, order], cwd=ROOT,
+    procs = [subprocess.Popen([sys.executable, "-W", "ignore", "-c", CHILD, device, tracer], cwd=ROOT,
                               stdout=subprocess.PIPE, text=True)
              for _ in range(count)]
     return [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
 
 
-def show_workers(device: str, count: int, order: str) -> None:
-    marks = workers(device, count, order)
+def show_workers(device: str, count: int, tracer: str) -> None:
+    marks = workers(device, count, tracer)
     phases = list(marks[0])
     line = []
     for prev, phase in zip([None, *phases], phases):
         took = [m[phase] - (m[prev] if prev else 0.0) for m in marks]
         line.append(f"{phase} {statistics.median(took):.2f} (max {max(took):.2f})")
-    print(f"{count} worker(s) at once ({order}), seconds each phase took, median (max): " + ", ".join(line), flush=True)
+    print(f"{count} worker(s) at once ({tracer} tracer), seconds each phase took, median (max): " + ", ".join(line), flush=True)
 
 
 def show_run(manifest: str, device: str, extra: list[str]) -> None:
@@ -108,14 +101,15 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--device", default="cuda")
     p.add_argument("--procs", default="1,9", help="worker start-ups at once, comma-separated counts")
-    p.add_argument("--order", default="device-first", choices=["device-first", "profiler-first"],
-                   help="profiler-first: a profiler session before the device's context is made (CUPTI with no "
-                        "module loaded yet), then the device, then the sessions as a worker takes them")
+    p.add_argument("--tracers", default="auto,profiler",
+                   help="comma-separated: auto (the device's own, CUPTI directly where cupti-python is installed), "
+                        "profiler (torch.profiler): each count of workers started with each, alternating")
     p.add_argument("--run", default="", help="also run this manifest once and cut its wall at the run clock's marks")
     p.add_argument("--run-args", default="", help="extra `harness run` arguments, space-separated")
     a = p.parse_args()
     for count in [int(x) for x in a.procs.split(",") if x]:
-        show_workers(a.device, count, a.order)
+        for tracer in [x for x in a.tracers.split(",") if x]:
+            show_workers(a.device, count, tracer)
     if a.run:
         show_run(a.run, a.device, a.run_args.split())
     return 0

@@ -98,6 +98,21 @@ class WorkerState:
                 importlib.import_module(module)
         return Prepared(time.perf_counter() - start)
 
+    def _tracer_path(self) -> list[tuple[str, Any, str]]:
+        """Where a device's activity records come from, made now so the guard sees the tracer in use:
+        its class's reading step, the record readers, and the device's hold on it (a stand-in tracer
+        is a patch too)."""
+        make = getattr(self.device, "tracer", None)
+        if make is None:
+            return []
+        from harness.measure.devices import tracers
+        tracer = make()
+        steps = [(f"{type(tracer).__name__}.{attr}", type(tracer), attr)
+                 for attr in ("trace", "_register", "_completed") if hasattr(type(tracer), attr)]
+        return [(f"{type(self.device).__name__}._tracer", self.device, "_tracer"), *steps,
+                ("tracers.from_cupti_records", tracers, "from_cupti_records"),
+                ("tracers.from_profiler_events", tracers, "from_profiler_events")]
+
     def build(self, cmd: Build) -> Built | Failure:
         from harness.measure.environment import versions
         from harness.execute.guards import TamperGuard
@@ -120,6 +135,8 @@ class WorkerState:
                             (type(self.device), "flush_cache"), (type(self.device), "fit_to"), (protocol, "encode"),
                             (protocol, "write_frame"), (event, "record"), (event, "elapsed_ms")]:
             self.guard.add(f"{getattr(owner, '__qualname__', owner.__name__)}.{attr}", owner, attr)
+        for name, owner, attr in self._tracer_path():
+            self.guard.add(name, owner, attr)
         self.is_reference = isinstance(target, Reference)
         if self.is_reference:
             namespace: dict[str, Any] = {"__name__": "opbench_reference"}

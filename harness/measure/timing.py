@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from harness.measure.devices import Device
-from harness.measure.devices.activities import AttributionError, call_times_us, escaped
+from harness.measure.devices.activities import AttributionError, call_times_us, demangled, escaped
 from harness.spec.model import BenchConfig
 from harness.results.stats import rse_of_median, summarize
 from harness.results.trace import TimingStats
@@ -155,7 +155,7 @@ class Sampler:
         with dev.stream():  # the first hold calibrates the spin kernel: here, not inside a traced chunk
             dev.hold(self.hold_us)
             dev.synchronize()
-        if self.timer == "cupti":  # the profiler's one-time start-up (about a second) stays out of the first chunk
+        if self.timer == "cupti":  # the tracer's one-time start-up stays out of the first chunk
             dev.device_activities(lambda: None)
         return WarmupInfo(n, (time.perf_counter() - start) * 1e3, host_us, self.hold_us)
 
@@ -287,7 +287,7 @@ class Sampler:
 
     def _escaped_summary(self, outside: list[Any], probes: int) -> dict[str, Any]:
         return {"escaped_ms": sum(a.dur_us for a in outside) / 1e3 / self.divisor,
-                "escaped_kernels": sorted({a.name[:80] for a in outside})[:5], "probed_calls": probes}
+                "escaped_kernels": sorted({demangled(a.name)[:80] for a in outside})[:5], "probed_calls": probes}
 
 
 def hidden_work_suspected(check: dict[str, Any], min_hidden_ms: float = 0.02, fraction: float = 0.3) -> bool:

@@ -1,8 +1,8 @@
 """Device activity records (kernels, memcpys, memsets) from a profiler trace, and the bookkeeping that
 turns them into per-call times and hidden-work evidence.
 
-The CUDA device gets these from torch.profiler (CUPTI, the same timestamps Nsight Compute's
-gpu__time_duration comes from). The harness brackets every timed call with two spin kernels on its
+The CUDA device gets these from CUPTI (`devices/tracers.py`: its activity API directly, or through
+torch.profiler; the same timestamps Nsight Compute's gpu__time_duration comes from). The harness brackets every timed call with two spin kernels on its
 own stream (the hold before, a marker after), so a call's work is what runs between them (on any
 stream: a side stream joined back before the marker is inside), and work on any stream outside
 every window escaped the timed region.
@@ -43,6 +43,38 @@ def from_profiler_events(events: Iterable[Any]) -> list[Activity]:
     out = [Activity(str(e.name()), int(e.device_resource_id()), e.start_ns() / 1e3, e.duration_ns() / 1e3)
            for e in events]
     return sorted(out, key=lambda a: a.start_us)
+
+
+def from_cupti_records(records: Iterable[Any], cupti: Any) -> list[Activity]:
+    """Device activities from CUPTI activity records as cupti-python hands them over (times in ns;
+    kernel names mangled, as `demangled` shows them): kernels by name, copies as "Memcpy <kind>",
+    fills as "Memset"; records of other kinds are left out."""
+    kind = cupti.ActivityKind
+    out = []
+    for r in records:
+        if r.kind == kind.CONCURRENT_KERNEL:
+            name = str(r.name)
+        elif r.kind in (kind.MEMCPY, getattr(kind, "MEMCPY2", kind.MEMCPY)):
+            name = f"Memcpy {_enum_name(cupti.ActivityMemcpyKind, r.copy_kind)}"
+        elif r.kind == kind.MEMSET:
+            name = "Memset"
+        else:
+            continue
+        out.append(Activity(name, int(r.stream_id), r.start / 1e3, (r.end - r.start) / 1e3))
+    return out
+
+
+def _enum_name(enum: Any, value: int) -> str:
+    try:
+        return str(enum(value).name)
+    except ValueError:  # a kind newer than this cupti-python
+        return str(value)
+
+
+def demangled(name: str) -> str:
+    """A kernel's C++ name as people read it (CUPTI gives the mangled one; anything else is kept)."""
+    import torch
+    return torch._C._demangle(name) if name.startswith("_Z") else name
 
 
 def harness_windows(acts: Iterable[Activity]) -> tuple[int, list[tuple[float, float]]]:

@@ -8,8 +8,9 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from harness.measure.devices.activities import Activity, from_profiler_events
+from harness.measure.devices.activities import Activity
 from harness.measure.devices.base import RELEASE_ABOVE, Device, Event, Peak
+from harness.measure.devices.tracers import Tracer, make_tracer
 
 # Datasheet ceilings (dense). Matched on the device name; unknown devices get no speed-of-light.
 PEAKS: dict[str, Peak] = {
@@ -100,6 +101,7 @@ class CudaDevice(Device):
         self._nvml, self._nvml_dev = None, None
         self._cuda: ctypes.CDLL | None = None
         self._evictor: CodeEvictor | str | None = None  # the kernel, or why it could not be loaded
+        self._tracer: Tracer | None = None  # made on first use (CUPTI's buffers are per process)
 
     @classmethod
     def available(cls) -> tuple[bool, str]:
@@ -184,13 +186,13 @@ class CudaDevice(Device):
         return True
 
     def device_activities(self, run: Callable[[], None]) -> list[Activity]:
-        """Kernels, memcpys and memsets that `run` caused, from CUPTI through torch.profiler."""
-        from torch.profiler import ProfilerActivity, profile
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            run()
-            self.synchronize()
-        cuda = torch.autograd.DeviceType.CUDA
-        return from_profiler_events(e for e in prof.profiler.kineto_results.events() if e.device_type() == cuda)
+        """Kernels, memcpys and memsets that `run` caused, from CUPTI (`tracers.make_tracer`)."""
+        return self.tracer().trace(run, self.synchronize)
+
+    def tracer(self) -> Tracer:
+        if self._tracer is None:
+            self._tracer = make_tracer()
+        return self._tracer
 
     def l2_bytes(self) -> int:
         props = torch.cuda.get_device_properties(self.index)
@@ -301,7 +303,7 @@ class CudaDevice(Device):
             "compute_capability": f"{props.major}.{props.minor}", "multiprocessors": props.multi_processor_count,
             "memory_bytes": props.total_memory, "l2_bytes": self.l2_bytes(), "cuda_runtime": torch.version.cuda,
             "flush": {"l2_read_bytes": 2 * self.l2_bytes(), "instruction_caches": self.code_eviction()},
-            "harness_stream": self._stream_kind}
+            "harness_stream": self._stream_kind, "activity_source": self.tracer().source}
         nv, dev = self._nvml, self._nvml_dev
         if nv is None:
             nv, dev = _nvml_handle(self.index)

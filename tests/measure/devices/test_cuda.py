@@ -1,7 +1,8 @@
-"""The CUDA device's cold-cache flush: the instruction-cache eviction kernel (PTX on any machine; the
-kernel itself where a GPU is)."""
+"""The CUDA device: the instruction-cache eviction kernel of its cold-cache flush (PTX on any machine; the
+kernel itself where a GPU is), and its activity records through CUPTI and through torch.profiler."""
 from __future__ import annotations
 
+import importlib.util
 import re
 
 import pytest
@@ -30,3 +31,26 @@ def test_the_flush_runs_the_eviction_kernel_and_says_so() -> None:
     assert not what.startswith("not evicted"), what
     acts = dev.device_activities(lambda: dev.flush_cache())
     assert any("opbench_evict_code" in a.name for a in acts), [a.name for a in acts]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available() or importlib.util.find_spec("cupti") is None,
+                    reason="no CUDA device or no cupti-python here")
+def test_cupti_and_the_profiler_read_the_same_kernels_and_a_session_between_takes_nothing() -> None:
+    """The same spin kernels through CUPTI directly, through torch.profiler (whose session registers
+    its own callbacks), then directly again: the same markers, the same durations."""
+    from harness.measure.devices.cuda import CudaDevice
+    from harness.measure.devices.tracers import CuptiTracer, ProfilerTracer
+    dev = CudaDevice(0)
+    dev.setup()
+    assert isinstance(dev.tracer(), CuptiTracer) and dev.info()["activity_source"].startswith("CUPTI activity API")
+
+    def spins() -> None:
+        with dev.stream():
+            for _ in range(20):
+                torch.cuda._sleep(20_000)
+    medians = []
+    for tracer in (dev.tracer(), ProfilerTracer("compared"), dev.tracer()):
+        acts = tracer.trace(spins, dev.synchronize)
+        assert len(acts) == 20 and all(a.is_marker for a in acts), [a.name for a in acts]
+        medians.append(sorted(a.dur_us for a in acts)[10])
+    assert max(medians) < 1.03 * min(medians), medians
