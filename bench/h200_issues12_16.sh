@@ -505,26 +505,52 @@ s29)  # carry .whl .w8 .w11 (py-spy, cupti-python 13.0.1, cuda-bindings 13.0.3, 
   bench_run warm1; bench_run warm2
   ;;
 s30)  # carry .whl .w8 .w10 (old.tgz: git archive a551071) .w11: CUPTI directly (cupti-python) against torch.profiler:
-  # the device tests, worker start-up both ways, the CUDA cheats that touch the timer, make bench warm old/new alternating,
-  # and whether torch's import compiles its source here (no usable .pyc)
+  # the CUDA device tests, worker start-up both ways, make bench cold then warm new/old/new, the CUDA cheats that touch
+  # the timer, and whether torch's import compiles its source here (no usable .pyc)
   pip install -q --no-deps --no-index --target /tmp/site2 .w11/*.whl 2>&1 | grep -v WARNING | tail -2
   export PYTHONPATH="$PYTHONPATH:/tmp/site2" PATH="$PATH:/tmp/site2/bin"
   mkdir -p /tmp/rep /tmp/old; tar xzf .w10/old.tgz -C /tmp/old
-  step "tests/measure/devices on the GPU"
-  timeout 100 python3 -m pytest -q -p no:cacheprovider tests/measure/devices/test_cuda.py tests/measure/devices/test_device_contract.py 2>&1 | grep -E "passed|failed|Error|assert" | head -12
+  step "tests/measure/devices/test_cuda.py on the GPU"
+  timeout 60 python3 -m pytest -q -p no:cacheprovider tests/measure/devices/test_cuda.py 2>&1 | grep -E "passed|failed|Error|assert" | head -12
   step "worker start-up, CUPTI directly against torch.profiler"
-  timeout 120 python3 bench/startup_cost.py --device cuda --procs 1,9 --tracers auto,profiler 2>&1 | tail -6
-  step "cheats that touch the timer, on CUDA"
-  timeout 150 python3 -m harness run manifests/cheats.yaml --device cuda --quiet --out /tmp/rep/cheats $(for s in honest side-stream patched-timer skip-probe forged-activities stand-in-tracer forged-event switch-stream legacy-stream lazy-graph compiled; do echo --solution $s; done) > "$OUT/cheats.txt" 2>&1; echo "exit $?"
-  grep -E "PASSED|TAMPERED|HIDDEN|ERROR|INCORRECT|SKIPPED" "$OUT/cheats.txt" | cut -c1-150 | head -14
+  timeout 60 python3 bench/startup_cost.py --device cuda --procs 1 --tracers auto,profiler,auto 2>&1 | tail -4
   rm -rf /var/tmp/opbench-cache; bench_run cold
   grep -o '"activity_source": "[^"]*"' /tmp/rep/cold/*.json | sort | uniq -c
-  for i in 1 2; do bench_run old-warm$i /tmp/old; bench_run new-warm$i; done
+  bench_run new-warm1; bench_run old-warm /tmp/old; bench_run new-warm2
+  step "cheats that touch the timer, on CUDA"
+  timeout 100 python3 -m harness run manifests/cheats.yaml --device cuda --quiet --out /tmp/rep/cheats $(for s in honest side-stream forged-activities stand-in-tracer legacy-stream compiled; do echo --solution $s; done) > "$OUT/cheats.txt" 2>&1; echo "exit $?"
+  grep -E "^(honest|side-stream|forged|stand-in|legacy|compiled)" "$OUT/cheats.txt" | cut -c1-150 | head -14
   step "bytecode: PYTHON env, site-packages writable?, torch import plain and with a pycache prefix"
   env | grep -E "^PYTHON" ; python3 -c "import sys; print(sys.dont_write_bytecode, sys.pycache_prefix)"
   d=$(python3 -c "import torch, os; print(os.path.dirname(torch.__file__))"); ls "$d"/__pycache__ 2>&1 | head -3; touch "$d/.w" 2>&1 && echo writable && rm -f "$d/.w"
-  for i in 1 2 3; do /usr/bin/time -f "plain %e s" python3 -c "import torch" ; done 2>&1
+  for i in 1 2; do /usr/bin/time -f "plain %e s" python3 -c "import torch" ; done 2>&1
   for i in 1 2 3; do PYTHONPYCACHEPREFIX=/tmp/pyc /usr/bin/time -f "prefix %e s" python3 -c "import torch"; done 2>&1
   ;;
-*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|cost" >&2; exit 2 ;;
+s31)  # carry .whl .w8 .w11: spin kernels traced directly, through torch.profiler, then directly again (CUPTI's
+  # durations after a torch.profiler session, against events); a sample's cost with each tracer
+  pip install -q --no-deps --no-index --target /tmp/site2 .w11/*.whl 2>&1 | grep -v WARNING | tail -2
+  export PYTHONPATH="$PYTHONPATH:/tmp/site2" PATH="$PATH:/tmp/site2/bin"
+  step "direct, profiler, direct: spin kernels of 20000 cycles"
+  timeout 60 python3 -c "
+import torch
+from harness.measure.devices.cuda import CudaDevice
+from harness.measure.devices.tracers import ProfilerTracer
+dev = CudaDevice(0); dev.setup()
+def spins():
+    with dev.stream():
+        for _ in range(20): torch.cuda._sleep(20000)
+def events():
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record(); torch.cuda._sleep(400000); e.record(); torch.cuda.synchronize(); return round(s.elapsed_time(e) * 1000 / 20, 3)
+d, p = dev.tracer(), ProfilerTracer('compared')
+for label, tr in [('direct', d), ('direct', d), ('profiler', p), ('direct', d), ('direct', d), ('profiler', p), ('direct', d)]:
+    acts = tr.trace(spins, dev.synchronize)
+    print(label, len(acts), 'median us', round(sorted(a.dur_us for a in acts)[10], 3), '| events, us a spin:', events())
+" 2>&1 | tail -9
+  for tr in auto profiler; do
+    step "sample_cost triton-row medium-bf16, $tr tracer"
+    timeout 60 python3 bench/sample_cost.py rmsnorm.yaml --solution triton-row --workload medium-bf16 --device cuda --samples 100 --tracer $tr --top 14 2>&1 | cut -c1-150 | grep -v "^---" | head -24
+  done
+  ;;
+*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|cost" >&2; exit 2 ;;
 esac

@@ -36,15 +36,24 @@ def main() -> int:
     p.add_argument("--sizes", default="", help="also time unprofiled chunks of these sizes (comma-separated): "
                    "a chunk's wall is a fixed part (its profiler session) plus a part per sample")
     p.add_argument("--top", type=int, default=22)
+    p.add_argument("--tracer", default="auto", choices=["auto", "profiler"],
+                   help="where CUDA activity records come from: the device's own (CUPTI directly where cupti-python "
+                        "is installed), or torch.profiler")
     a = p.parse_args()
     (m,) = prepare(resolve_manifest_path(a.manifest, MANIFESTS_DIR), {}, [a.solution], [a.workload])
     sol, w = m.solutions[0], m.workloads[0]
     state = WorkerState()
     t0 = time.perf_counter()
+    if a.tracer == "profiler":  # before Prepare starts the device's tracer
+        from harness.measure.devices import make_device
+        from harness.measure.devices.tracers import ProfilerTracer
+        state.device = make_device(a.device, 0)
+        state.device.setup()
+        state.device._tracer = ProfilerTracer("compared")
     state.prepare(Prepare(a.device, 0, True, sol.language))
     state.build(Build(sol, m.definition, a.device, 0))
     started = state.time_start(TimeStart(w, [1, 2], m.bench, secrets.randbits(62), ()))
-    print(f"{sol.name} / {w.id} on {a.device}: timer {started.mode}; prepare+build+time_start "
+    print(f"{sol.name} / {w.id} on {a.device}: timer {started.mode} ({a.tracer} tracer); prepare+build+time_start "
           f"{time.perf_counter() - t0:.2f} s")
     state.time_chunk(TimeChunk(20, ()))  # the first chunk's one-off costs (profiler session, caches)
     for size in [a.samples] * 3 + [int(x) for x in a.sizes.split(",") if x] * 3:  # as a run takes them, no cProfile
