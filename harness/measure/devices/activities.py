@@ -2,10 +2,10 @@
 turns them into per-call times and hidden-work evidence.
 
 The CUDA device gets these from CUPTI (`devices/tracers.py`: its activity API directly, or through
-torch.profiler; the same timestamps Nsight Compute's gpu__time_duration comes from). The harness brackets every timed call with two spin kernels on its
-own stream (the hold before, a marker after), so a call's work is what runs between them (on any
-stream: a side stream joined back before the marker is inside), and work on any stream outside
-every window escaped the timed region.
+torch.profiler; the same timestamps Nsight Compute's gpu__time_duration comes from). The harness
+brackets every timed call with two spin kernels on its own stream (the hold before, a marker after),
+so a call's work is what runs between them (on any stream: a side stream joined back before the
+marker is inside), and work on any stream outside every window escaped the timed region.
 """
 from __future__ import annotations
 
