@@ -71,7 +71,9 @@ MIN_CHUNKS = 3
 def stopping_decision(samples: Sequence[float], elapsed_s: float, cfg: BenchConfig,
                       chunks: int) -> tuple[bool, bool, str]:
     """(stop, rule_met, reason): stop once the median is known well enough (from at least MIN_CHUNKS
-    chunks of samples), or a cap is hit.
+    chunks of samples), or a cap is hit. `max_time_s` stops a series only once it has MIN_CHUNKS
+    chunks: on a loaded 2-core CI machine a first chunk of one sample outlasted a small cap, and the
+    row's timing was that one sample (the row is NOISY either way, but has a spread to show).
 
     `min_time_ms` is wall time spent sampling (`elapsed_s`), not the sum of the samples: counted in
     device time, a 2 us kernel needed 2500 samples for 5 ms, about 5 s of flushes and redraws on the
@@ -83,7 +85,7 @@ def stopping_decision(samples: Sequence[float], elapsed_s: float, cfg: BenchConf
         return True, True, f"rse <= {cfg.rse_threshold:g}"
     if n >= cfg.max_samples:
         return True, False, f"max_samples ({cfg.max_samples}) reached"
-    if elapsed_s >= cfg.max_time_s:
+    if elapsed_s >= cfg.max_time_s and chunks >= MIN_CHUNKS:
         return True, False, f"max_time_s ({cfg.max_time_s:g}) reached"
     return False, False, ""
 

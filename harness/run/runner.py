@@ -33,7 +33,7 @@ from harness.execute.protocol import (MAX_KEPT as RECHECKS, Build, Built, Comman
 from harness.spec.model import BenchConfig, Manifest, Solution, Workload
 from harness.measure import wallclock
 from harness.measure.wallclock import ChunkWall
-from harness.measure.timing import chunk_size, hidden_work_suspected, stopping_decision, summarize, throttled
+from harness.measure.timing import MIN_CHUNKS, chunk_size, hidden_work_suspected, stopping_decision, summarize, throttled
 from harness.errors import InputError
 from harness.results.report import Report
 from harness.results.trace import Status, Trace
@@ -485,8 +485,8 @@ class Runner:
             for key in ("sol", "ref"):
                 if not done[key][0]:
                     done[key] = stopping_decision(series[key], elapsed, cfg, len(walls[key]))
-            if elapsed > cfg.max_time_s * 1.5:  # both capped by max_time_s; this only guards the loop
-                break
+            if elapsed > cfg.max_time_s * 1.5 and min(len(w) for w in walls.values()) >= MIN_CHUNKS:
+                break  # both capped by max_time_s once they have MIN_CHUNKS chunks; this only guards the loop
         self._lap("sampling")
         with self._others_stopped():  # the hidden-work check reads the host clock
             end_s = worker.call(TimeEnd(), timeout=t_run)

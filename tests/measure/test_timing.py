@@ -40,6 +40,8 @@ def test_stopping_rule_needs_min_samples_and_min_time() -> None:
     assert stopping_decision([1.0] * 20, 0.1, cfg, chunks=2) == (False, False, "")
     assert stopping_decision([1.0] * 30, 0.1, cfg, chunks=3)[:2] == (True, True)
     assert stopping_decision(noisy, 11.0, cfg, 3) == (True, False, "max_time_s (10) reached")
+    # a series past the cap still takes its third chunk: one sample that outlasted the cap is not a timing
+    assert stopping_decision([1.0], 11.0, cfg, chunks=1) == (False, False, "")
     assert stopping_decision([1.0, 3.0] * 500, 0.1, cfg, 3) == (True, False, "max_samples (1000) reached")
 
 
