@@ -303,7 +303,10 @@ class CudaDevice(Device):
             "compute_capability": f"{props.major}.{props.minor}", "multiprocessors": props.multi_processor_count,
             "memory_bytes": props.total_memory, "l2_bytes": self.l2_bytes(), "cuda_runtime": torch.version.cuda,
             "flush": {"l2_read_bytes": 2 * self.l2_bytes(), "instruction_caches": self.code_eviction()},
-            "harness_stream": self._stream_kind, "activity_source": self.tracer().source}
+            "harness_stream": self._stream_kind,
+            # the tracer in use, never made here: a bench module's worker traces nothing through it, and its
+            # torch-profiler mode should not find CUPTI's callbacks taken
+            "activity_source": self._tracer.source if self._tracer is not None else "none (nothing traced yet)"}
         nv, dev = self._nvml, self._nvml_dev
         if nv is None:
             nv, dev = _nvml_handle(self.index)
