@@ -68,6 +68,9 @@ bench_run() {  # $1: label, $2: folder to run in (default .), $3: time limit: ma
   echo "exit $? after $(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')") s"
   python3 -c "import glob, json, sys; r = json.load(open(glob.glob(sys.argv[1] + '/*.json')[0])); t = r['traces']; print('run clock', r['environment'].get('run_clock_s'), '| prebuild', r['environment'].get('prebuild'), '|', sum(x['status'] == 'PASSED' for x in t), 'of', len(t), 'PASSED;', 'rows own %.1f s' % sum((x.get('cost_s') or {}).get('total', 0) for x in t), '| NOISY', sum('NOISY' in str(x.get('flags')) for x in t), '| timers', sorted({(x.get('timing') or {}).get('mode') for x in t} - {None}))" "/tmp/rep/$1"
 }
+phases() {  # $1: label of a bench_run: each row's phases (bench/harness_cost.py's table) and the run clock
+  python3 -c "import glob, json, sys; sys.path.insert(0, 'bench'); import harness_cost as h; r = json.load(open(glob.glob(sys.argv[1] + '/*.json')[0])); print(r['environment'].get('run_clock_s')); print(h.table([h.row_cost(t) for t in r['traces'] if t['status'] not in ('SKIPPED', 'UNSUPPORTED')]))" "/tmp/rep/$1"
+}
 handoff_tests() {  # $1: seconds; the CUDA IPC hand-over tests, the whole output in handoff.txt
   step "hand-over tests (CUDA IPC), the whole output in handoff.txt"
   timeout "$1" python3 -m pytest -q -p no:cacheprovider tests/execute/test_handoff.py > "$OUT/handoff.txt" 2>&1
@@ -528,7 +531,7 @@ s30)  # carry .whl .w8 .w10 (old.tgz: git archive a551071) .w11: CUPTI directly 
   ;;
 s31)  # carry .whl .w8 .w11: spin kernels traced directly, through torch.profiler, then directly again (CUPTI's
   # durations after a torch.profiler session, against events); a sample's cost with each tracer
-  pip install -q --no-deps --no-index --target /tmp/site2 .w11/*.whl 2>&1 | grep -v WARNING | tail -2
+  [ -n "${S31_ONLY:-}" ] || pip install -q --no-deps --no-index --target /tmp/site2 .w11/*.whl 2>&1 | grep -v WARNING | tail -2
   export PYTHONPATH="$PYTHONPATH:/tmp/site2" PATH="$PATH:/tmp/site2/bin"
   step "direct, profiler, direct: spin kernels of 20000 cycles"
   timeout 60 python3 -c "
@@ -552,5 +555,47 @@ for label, tr in [('direct', d), ('direct', d), ('profiler', p), ('direct', d), 
     timeout 60 python3 bench/sample_cost.py rmsnorm.yaml --solution triton-row --workload medium-bf16 --device cuda --samples 100 --tracer $tr --top 14 2>&1 | cut -c1-150 | grep -v "^---" | head -24
   done
   ;;
-*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|cost" >&2; exit 2 ;;
+s32)  # carry .whl .w8 .w11: s31's two questions, then where a warm make bench's time goes: each row's phases,
+  # the parent and its workers under py-spy, and what a pycache the processes may fill would save
+  pip install -q --no-deps --no-index --target /tmp/site2 .w11/*.whl 2>&1 | grep -v WARNING | tail -2
+  export PYTHONPATH="$PYTHONPATH:/tmp/site2" PATH="$PATH:/tmp/site2/bin"
+  S31_ONLY=1 bash "$0" s31
+  mkdir -p /tmp/rep; rm -rf /var/tmp/opbench-cache; bench_run cold
+  for r in warm1 warm2; do bench_run $r; phases $r; done
+  step "a warm run under py-spy (the parent and its workers, 100 Hz, CPU only), the top frames per process"
+  timeout 120 py-spy record -r 100 --nonblocking --subprocesses --format raw -o /tmp/spy.txt -- \
+    python3 -m harness run rmsnorm.yaml --device cuda --quiet --out /tmp/rep/spy > /dev/null 2>&1; echo "exit $?"
+  python3 bench/spy_top.py /tmp/spy.txt --top 12 --processes 8 2>&1 | cut -c1-170 | head -230
+  step "bytecode: torch's import with writing allowed into a pycache prefix (three runs, the first fills it)"
+  for i in 1 2 3; do env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=/tmp/pyc /usr/bin/time -f "prefix, writing %e s" python3 -c "import torch"; done 2>&1
+  for r in pyc1 pyc2; do PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=/tmp/pyc bench_run $r; done
+  ;;
+s33)  # carry .whl .w8 .w10 (old.tgz: git archive b2dfedc) .w11: CUPTI's records read straight from its buffers
+  # (ctypes) against cupti-python's per-record objects (b2dfedc): the tests, a chunk's cost, make bench's rows
+  pip install -q --no-deps --no-index --target /tmp/site2 .w11/*.whl 2>&1 | grep -v WARNING | tail -2
+  export PYTHONPATH="$PYTHONPATH:/tmp/site2" PATH="$PATH:/tmp/site2/bin"
+  mkdir -p /tmp/old /tmp/rep; tar xzf .w10/old.tgz -C /tmp/old
+  step "libcupti: mapped after torch's import, after the CUDA context; the tracer in use"
+  timeout 60 python3 -c "
+import torch
+from harness.measure.devices.tracers import mapped
+print('after import:', mapped('libcupti.so')); torch.zeros(1, device='cuda'); print('after the context:', mapped('libcupti.so'))
+from harness.measure.devices.cuda import CudaDevice
+d = CudaDevice(0); d.setup(); print('tracer:', d.tracer().source)" 2>&1 | tail -4
+  step "tests/measure/devices: test_cuda.py, test_tracers.py"
+  timeout 120 python3 -m pytest -q -p no:cacheprovider tests/measure/devices/test_cuda.py tests/measure/devices/test_tracers.py 2>&1 | grep -E "passed|failed|Error|assert" | head -12
+  S31_ONLY=1 bash "$0" s31
+  step "sample_cost triton-row medium-bf16 at b2dfedc (cupti-python's objects)"
+  (cd /tmp/old && timeout 60 python3 bench/sample_cost.py rmsnorm.yaml --solution triton-row --workload medium-bf16 --device cuda --samples 100 --tracer auto --top 14 2>&1 | cut -c1-150 | grep -v "^---" | head -24)
+  rm -rf /var/tmp/opbench-cache; bench_run cold
+  bench_run new-warm1; phases new-warm1; bench_run old-warm /tmp/old; phases old-warm; bench_run new-warm2; phases new-warm2
+  step "cheats that touch the timer, on CUDA"
+  timeout 100 python3 -m harness run manifests/cheats.yaml --device cuda --quiet --out /tmp/rep/cheats $(for s in honest side-stream forged-activities stand-in-tracer legacy-stream compiled; do echo --solution $s; done) > /tmp/cheats.txt 2>&1; echo "exit $?"
+  grep -E "^(honest|side-stream|forged|stand-in|legacy|compiled)" /tmp/cheats.txt | cut -c1-150 | head -14
+  step "a warm run under py-spy: the top frames per process"
+  timeout 120 py-spy record -r 100 --nonblocking --subprocesses --format raw -o "$OUT/spy.txt" -- \
+    python3 -m harness run rmsnorm.yaml --device cuda --quiet --out /tmp/rep/spy > /dev/null 2>&1; echo "exit $?"
+  python3 bench/spy_top.py "$OUT/spy.txt" --top 12 --processes 3 2>&1 | cut -c1-170 | head -90
+  ;;
+*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|cost" >&2; exit 2 ;;
 esac

@@ -37,8 +37,8 @@ def main() -> int:
                    "a chunk's wall is a fixed part (its profiler session) plus a part per sample")
     p.add_argument("--top", type=int, default=22)
     p.add_argument("--tracer", default="auto", choices=["auto", "profiler"],
-                   help="where CUDA activity records come from: the device's own (CUPTI directly where cupti-python "
-                        "is installed), or torch.profiler")
+                   help="where CUDA activity records come from: the device's own (CUPTI directly where libcupti "
+                        "loads), or torch.profiler")
     a = p.parse_args()
     (m,) = prepare(resolve_manifest_path(a.manifest, MANIFESTS_DIR), {}, [a.solution], [a.workload])
     sol, w = m.solutions[0], m.workloads[0]

@@ -7,7 +7,7 @@ last row. This prints the pieces of each, so they can be cut where they are. On 
 a worker's start was torch's import (2.8-5.2 s), the CUDA context (0.4 s) and torch.profiler's first
 session (3.9-6.1 s, all of it in `profile().__enter__`, which imports torch._inductor and
 torch._dynamo); nine at once took as long each. The device's own tracer (`--tracers auto`) registers
-CUPTI's buffers directly where cupti-python is installed; `profiler` times torch.profiler's as before.
+CUPTI's buffers directly where libcupti loads; `profiler` times torch.profiler's as before.
 
     python bench/startup_cost.py --device cuda --procs 1,9 --tracers auto,profiler --run rmsnorm.yaml
 """
@@ -102,7 +102,7 @@ def main() -> int:
     p.add_argument("--device", default="cuda")
     p.add_argument("--procs", default="1,9", help="worker start-ups at once, comma-separated counts")
     p.add_argument("--tracers", default="auto,profiler",
-                   help="comma-separated: auto (the device's own, CUPTI directly where cupti-python is installed), "
+                   help="comma-separated: auto (the device's own, CUPTI directly where libcupti loads), "
                         "profiler (torch.profiler): each count of workers started with each, alternating")
     p.add_argument("--run", default="", help="also run this manifest once and cut its wall at the run clock's marks")
     p.add_argument("--run-args", default="", help="extra `harness run` arguments, space-separated")

@@ -110,7 +110,7 @@ class WorkerState:
         steps = [(f"{type(tracer).__name__}.{attr}", type(tracer), attr)
                  for attr in ("trace", "_register", "_completed") if hasattr(type(tracer), attr)]
         return [(f"{type(self.device).__name__}._tracer", self.device, "_tracer"), *steps,
-                ("tracers.from_cupti_records", tracers, "from_cupti_records"),
+                ("tracers.read_records", tracers, "read_records"),
                 ("tracers.from_profiler_events", tracers, "from_profiler_events")]
 
     def build(self, cmd: Build) -> Built | Failure:

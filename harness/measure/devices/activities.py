@@ -45,32 +45,6 @@ def from_profiler_events(events: Iterable[Any]) -> list[Activity]:
     return sorted(out, key=lambda a: a.start_us)
 
 
-def from_cupti_records(records: Iterable[Any], cupti: Any) -> list[Activity]:
-    """Device activities from CUPTI activity records as cupti-python hands them over (times in ns;
-    kernel names mangled, as `demangled` shows them): kernels by name, copies as "Memcpy <kind>",
-    fills as "Memset"; records of other kinds are left out."""
-    kind = cupti.ActivityKind
-    out = []
-    for r in records:
-        if r.kind == kind.CONCURRENT_KERNEL:
-            name = str(r.name)
-        elif r.kind in (kind.MEMCPY, getattr(kind, "MEMCPY2", kind.MEMCPY)):
-            name = f"Memcpy {_enum_name(cupti.ActivityMemcpyKind, r.copy_kind)}"
-        elif r.kind == kind.MEMSET:
-            name = "Memset"
-        else:
-            continue
-        out.append(Activity(name, int(r.stream_id), r.start / 1e3, (r.end - r.start) / 1e3))
-    return out
-
-
-def _enum_name(enum: Any, value: int) -> str:
-    try:
-        return str(enum(value).name)
-    except ValueError:  # a kind newer than this cupti-python
-        return str(value)
-
-
 def demangled(name: str) -> str:
     """A kernel's C++ name as people read it (CUPTI gives the mangled one; anything else is kept)."""
     import torch

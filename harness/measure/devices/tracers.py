@@ -1,25 +1,49 @@
-"""Where a CUDA worker's device activity records come from: CUPTI's activity API through NVIDIA's
-cupti-python where it is installed, torch.profiler (kineto, the same CUPTI records) where it is not.
+"""Where a CUDA worker's device activity records come from: CUPTI's activity API, called through ctypes
+on the libcupti the process already has, and torch.profiler (kineto, the same CUPTI records) where CUPTI
+cannot be had that way.
 
 Why not torch.profiler always: its first session imports torch._inductor and torch._dynamo, 3.3-3.5 s
 of every GPU worker's start on the H100 (2026-12-07, py-spy), against 0.01 s to register CUPTI's
 buffers and enable its kernel records; and every session also records each runtime and driver API
 call, which the harness never reads. The kernel durations are the same records either way (a probe
-on the H100 read 1.344/1.376 us for the same spin kernels both ways). `source` names the one used,
-and the report carries it (`device.activity_source`).
+on the H100 read 1.344/1.376 us for the same spin kernels both ways).
+
+Why ctypes and not NVIDIA's cupti-python (the twenty-second session's reader): cupti-python hands a
+buffer over as one Python object per record, each a numpy record view, and reading four fields of it
+goes through numpy's recarray: on the H100 that was 1.1 s of a warm make bench's reference worker
+(py-spy, 2026-12-07), and 137 + 102 us a record on the 2-core dev VM, against a few microseconds to
+read the same fields from the buffer with one `struct` call. The records' layout is CUPTI's public
+header's (`cupti_activity.h`); the tests check it against cupti-python's own dtypes. `source` names
+the reader used, and the report carries it (`device.activity_source`).
 """
 from __future__ import annotations
 
-import importlib.metadata
-from typing import Any, Callable, Protocol
+import ctypes
+import struct
+from pathlib import Path
+from typing import Any, Callable, Iterable, Protocol
 
 import torch
 
-from harness.measure.devices.activities import Activity, from_cupti_records, from_profiler_events
+from harness.measure.devices.activities import Activity, from_profiler_events
 
-# Kernels on any stream (concurrently, as they ran), copies and fills: the work a call can cause.
-KINDS = ("CONCURRENT_KERNEL", "MEMCPY", "MEMCPY2", "MEMSET")
+# CUpti_ActivityKind: kernels on any stream (concurrently, as they ran), copies (peer copies too) and
+# fills: the work a call can cause.
+CONCURRENT_KERNEL, MEMCPY, MEMCPY2, MEMSET = 10, 1, 22, 2
+KINDS = (CONCURRENT_KERNEL, MEMCPY, MEMCPY2, MEMSET)
+# Where the fields the harness reads sit in CUPTI's records (CUPTI 12-13: CUpti_ActivityKernel9-10,
+# Memcpy6, MemcpyPtoP4, Memset4): every record opens with its kind, and its start and end (ns) at 16 and 24.
+HEAD = struct.Struct("<I12xQQ")    # kind, start, end
+KERNEL = struct.Struct("<48xI52xQ")  # stream id, name (a char * CUPTI owns, shared by the kernel's records)
+COPY = struct.Struct("<4xB35xI")   # copy kind, stream id
+FILL = struct.Struct("<40xI")      # stream id
+COPY_KINDS = ("UNKNOWN", "HTOD", "DTOH", "HTOA", "ATOH", "ATOA", "ATOD", "DTOA", "DTOD", "HTOH", "PTOP")
 BUFFER_BYTES = 8 << 20  # one buffer holds a 100-sample chunk's ~1,000 records many times over
+SUCCESS = 0
+
+REQUESTED = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t),
+                             ctypes.POINTER(ctypes.c_size_t))
+COMPLETED = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t)
 
 
 class Tracer(Protocol):
@@ -29,44 +53,97 @@ class Tracer(Protocol):
         """The activities `run` caused, sorted by start, once `synchronize` has returned."""
 
 
+def read_records(buffer: memoryview, offsets: Iterable[int]) -> list[Activity]:
+    """Activities from the records at `offsets` of a CUPTI activity buffer: kernels by their (mangled)
+    name, copies as "Memcpy <kind>", fills as "Memset"; records of other kinds are left out."""
+    names: dict[int, str] = {}
+    out = []
+    for at in offsets:
+        kind, start, end = HEAD.unpack_from(buffer, at)
+        if kind == CONCURRENT_KERNEL:
+            stream, pointer = KERNEL.unpack_from(buffer, at)
+            if pointer not in names:
+                names[pointer] = ctypes.string_at(pointer).decode(errors="replace") if pointer else "?"
+            name = names[pointer]
+        elif kind in (MEMCPY, MEMCPY2):
+            copy, stream = COPY.unpack_from(buffer, at)
+            name = f"Memcpy {COPY_KINDS[copy] if copy < len(COPY_KINDS) else copy}"
+        elif kind == MEMSET:
+            (stream,) = FILL.unpack_from(buffer, at)
+            name = "Memset"
+        else:
+            continue
+        out.append(Activity(name, stream, start / 1e3, (end - start) / 1e3))
+    return out
+
+
+class CuptiError(RuntimeError):
+    """A CUPTI call failed: the tracer cannot start (the fallback times), or a trace has no records."""
+
+
 class CuptiTracer:
     """CUPTI's activity API. CUPTI keeps one pair of buffer callbacks per process, and torch.profiler
     registers its own at each session (a bench module's, a solution's), so each trace registers these
     again first; code that registers others during a trace takes its records away, and the trace then
-    holds no marker pairs (an AttributionError: a status, not a time)."""
+    holds no marker pairs (an AttributionError: a status, not a time). `lib` is libcupti (or anything
+    with its five activity calls)."""
 
-    def __init__(self, cupti: Any, version: str):
-        self.source = f"CUPTI activity API (cupti-python {version})"
-        self._cupti = cupti
-        self._kinds = [getattr(cupti.ActivityKind, k) for k in KINDS if hasattr(cupti.ActivityKind, k)]
+    def __init__(self, lib: Any, source: str):
+        self.source = source
+        self._lib = lib
+        self._buffers: dict[int, tuple[ctypes.Array[ctypes.c_uint8], int]] = {}  # address -> (buffer, its offset)
+        self._free: list[ctypes.Array[ctypes.c_uint8]] = []
         self._records: list[Activity] = []
+        self._failed = ""
+        self._callbacks = (REQUESTED(self._requested), COMPLETED(self._completed))  # alive while CUPTI may call them
         self._register()  # fails here, not in a row, where CUPTI cannot start
 
+    def _call(self, function: str, *args: Any) -> None:
+        rc = getattr(self._lib, function)(*args)
+        if rc != SUCCESS:
+            raise CuptiError(f"{function} returned CUPTI error {rc}")
+
     def _register(self) -> None:
-        self._cupti.activity_register_callbacks(self._requested, self._completed)
+        self._call("cuptiActivityRegisterCallbacks", *self._callbacks)
 
-    @staticmethod
-    def _requested() -> tuple[int, int]:
-        return BUFFER_BYTES, 0
+    def _requested(self, buffer: Any, size: Any, max_records: Any) -> None:
+        """A buffer for CUPTI to fill, 8-byte aligned as it requires; reused once its records are read."""
+        raw = self._free.pop() if self._free else (ctypes.c_uint8 * (BUFFER_BYTES + 8))()
+        offset = -ctypes.addressof(raw) % 8
+        self._buffers[ctypes.addressof(raw) + offset] = (raw, offset)
+        buffer[0], size[0], max_records[0] = ctypes.addressof(raw) + offset, BUFFER_BYTES, 0
 
-    def _completed(self, records: list[Any]) -> None:
-        """CUPTI hands a buffer's records over (on a flush, or from its own thread when one fills); they
-        are views into the buffer, so they are read here."""
-        self._records.extend(from_cupti_records(records, self._cupti))
+    def _completed(self, context: Any, stream: int, buffer: int | None, size: int, valid: int) -> None:
+        """CUPTI hands a buffer back (on a flush, or from its own thread when one fills). An exception
+        cannot cross into CUPTI: it is kept, and the trace raises it."""
+        held = self._buffers.pop(buffer or 0, None)
+        if held is None:
+            return
+        raw, offset = held
+        try:
+            record, offsets = ctypes.c_void_p(), []
+            while self._lib.cuptiActivityGetNextRecord(buffer, valid, record) == SUCCESS:
+                offsets.append(record.value - buffer + offset)
+            self._records.extend(read_records(memoryview(raw).cast("B"), offsets))
+        except Exception as exc:  # noqa: BLE001 - reported by trace()
+            self._failed = f"reading CUPTI's records: {type(exc).__name__}: {exc}"
+        self._free.append(raw)
 
     def trace(self, run: Callable[[], None], synchronize: Callable[[], None]) -> list[Activity]:
-        self._records = []
+        self._records, self._failed = [], ""
         self._register()
-        for kind in self._kinds:
-            self._cupti.activity_enable(kind)
+        for kind in KINDS:
+            self._call("cuptiActivityEnable", kind)
         try:
             run()
             synchronize()
         finally:
-            self._cupti.activity_flush_all(1)  # CUPTI_ACTIVITY_FLAG_FLUSH_FORCED: partly filled buffers too
-            for kind in self._kinds:
-                self._cupti.activity_disable(kind)
+            self._lib.cuptiActivityFlushAll(1)  # CUPTI_ACTIVITY_FLAG_FLUSH_FORCED: partly filled buffers too
+            for kind in KINDS:
+                self._lib.cuptiActivityDisable(kind)
         got, self._records = self._records, []
+        if self._failed:
+            raise CuptiError(self._failed)
         return sorted(got, key=lambda a: a.start_us)
 
 
@@ -85,12 +162,37 @@ class ProfilerTracer:
         return from_profiler_events(e for e in prof.profiler.kineto_results.events() if e.device_type() == cuda)
 
 
-def make_tracer() -> Tracer:
-    """CUPTI directly where cupti-python imports and takes the callbacks, else torch.profiler, saying why."""
+def mapped(name: str, maps: Path = Path("/proc/self/maps")) -> str | None:
+    """The path of a shared library this process has mapped whose file name starts with `name`."""
     try:
-        from cupti import cupti
-        return CuptiTracer(cupti, importlib.metadata.version("cupti-python"))
+        text = maps.read_text()
+    except OSError:
+        return None
+    return next((p for p in (line.rpartition(" ")[2] for line in text.splitlines())
+                 if Path(p).name.startswith(name)), None)
+
+
+def load_libcupti() -> tuple[ctypes.CDLL, str]:
+    """libcupti as this process has it: the copy torch's kineto already mapped, so that torch.profiler
+    (a bench module's, a solution's) and this tracer share one CUPTI; else the one NVIDIA's
+    cuda-pathfinder finds (the nvidia-cuda-cupti wheel torch's CUDA builds install, or a toolkit's)."""
+    path = mapped("libcupti.so")
+    if path is None:
+        from cuda.pathfinder import load_nvidia_dynamic_lib  # ImportError: the fallback says so
+        path = load_nvidia_dynamic_lib("cupti").abs_path
+    lib = ctypes.CDLL(path)
+    lib.cuptiActivityGetNextRecord.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p))
+    return lib, path
+
+
+def make_tracer(load: Callable[[], tuple[Any, str]] = load_libcupti) -> Tracer:
+    """CUPTI directly where libcupti loads and takes the callbacks, else torch.profiler, saying why."""
+    try:
+        lib, path = load()
+        version = ctypes.c_uint32()
+        lib.cuptiGetVersion(ctypes.byref(version))
+        return CuptiTracer(lib, f"CUPTI activity API ({Path(path).name}, API version {version.value})")
     except ImportError as exc:
-        return ProfilerTracer(f"cupti-python is not installed ({exc})"[:160])
-    except Exception as exc:  # no libcupti of its version, or CUPTI refused: the fallback still times
-        return ProfilerTracer(f"cupti-python did not start: {type(exc).__name__}: {exc}"[:160])
+        return ProfilerTracer(f"no libcupti loaded and cuda-pathfinder is not installed ({exc})"[:160])
+    except Exception as exc:  # no libcupti found, or CUPTI refused: the fallback still times
+        return ProfilerTracer(f"CUPTI did not start: {type(exc).__name__}: {exc}"[:160])

@@ -2,7 +2,6 @@
 kernel itself where a GPU is), and its activity records through CUPTI and through torch.profiler."""
 from __future__ import annotations
 
-import importlib.util
 import re
 
 import pytest
@@ -33,8 +32,7 @@ def test_the_flush_runs_the_eviction_kernel_and_says_so() -> None:
     assert any("opbench_evict_code" in a.name for a in acts), [a.name for a in acts]
 
 
-@pytest.mark.skipif(not torch.cuda.is_available() or importlib.util.find_spec("cupti") is None,
-                    reason="no CUDA device or no cupti-python here")
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
 def test_cupti_and_the_profiler_read_the_same_kernels_and_a_session_between_takes_nothing() -> None:
     """The same spin kernels through CUPTI directly and through torch.profiler read the same; after a
     torch.profiler session (which registers its own callbacks) the direct records still all arrive."""

@@ -1,137 +1,214 @@
 """Where CUDA activity records come from (`devices/tracers.py`). CUPTI needs a GPU: here a stand-in with
-cupti-python's call surface and CUPTI's real kind numbers drives the tracer's bookkeeping; on a GPU the
-real CUPTI and torch.profiler read the same kernels (`test_cuda.py`)."""
+libcupti's activity calls writes records into the tracer's own buffers, laid out by NVIDIA's cupti-python
+dtypes (its copy of CUPTI's header), and calls the tracer's ctypes callbacks as CUPTI does, so the buffer
+handling and the reading run for real; on a GPU the real CUPTI and torch.profiler read the same kernels
+(`test_cuda.py`)."""
 from __future__ import annotations
 
-import enum
-import importlib.util
+import ctypes
 from dataclasses import dataclass, field
-from types import SimpleNamespace
+from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
 import pytest
 
-from harness.measure.devices.activities import Activity, from_cupti_records
-from harness.measure.devices.tracers import CuptiTracer, make_tracer
+from harness.measure.devices.activities import Activity
+from harness.measure.devices.tracers import (CONCURRENT_KERNEL, MEMCPY, MEMCPY2, MEMSET, CuptiTracer, mapped,
+                                             make_tracer)
 
-
-class ActivityKind(enum.IntEnum):  # cupti.h's CUpti_ActivityKind values
-    MEMCPY = 1
-    MEMSET = 2
-    DRIVER = 5
-    CONCURRENT_KERNEL = 10
-    MEMCPY2 = 22
-
-
-class ActivityMemcpyKind(enum.IntEnum):
-    HTOD = 1
-    DTOH = 2
-    DTOD = 8
+cupti = pytest.importorskip("cupti.cupti", reason="cupti-python (requirements-test.txt) holds CUPTI's record layouts")
+DRIVER = 5  # CUPTI_ACTIVITY_KIND_DRIVER: a kind the harness does not read
+MAX_LIMIT_REACHED = 12  # CUPTI_ERROR_MAX_LIMIT_REACHED: no record after this one
+DTYPES = {CONCURRENT_KERNEL: "activity_kernel10_dtype", MEMCPY: "activity_memcpy6_dtype",
+          MEMCPY2: "activity_memcpy_pto_p4_dtype", MEMSET: "activity_memset4_dtype", DRIVER: "activity_api_dtype"}
 
 
 @dataclass(frozen=True)
 class Record:
-    """The part of a cupti-python activity record the harness reads (times in ns)."""
+    """The part of a CUPTI activity record the harness reads (times in ns)."""
 
     kind: int
     start: int
     end: int
-    stream_id: int = 7
+    stream: int = 7
     name: str = ""
     copy_kind: int = 0
 
+    def pack(self, keep: list[Any]) -> bytes:
+        """The record as CUPTI writes it (cupti-python's dtype of its kind); a kernel's name lives in
+        memory of its own, as CUPTI's does (`keep` holds it alive)."""
+        row = np.zeros(1, dtype=getattr(cupti, DTYPES[self.kind]))
+        values = {"kind": self.kind, "start": self.start, "end": self.end, "stream_id": self.stream,
+                  "copy_kind": self.copy_kind}
+        if self.name:
+            keep.append(ctypes.create_string_buffer(self.name.encode()))
+            values["name"] = ctypes.addressof(keep[-1])
+        for key, value in values.items():
+            if key in row.dtype.names:
+                row[key] = value
+        return row.tobytes()
+
 
 @dataclass
-class FakeCupti:
-    """cupti-python's activity calls: records a run "launches" reach whoever holds the callbacks at the flush."""
+class FakeLibcupti:
+    """libcupti's activity calls: records a run "launches" go, at the flush, into a buffer the callbacks'
+    holder gives, walked by cuptiActivityGetNextRecord as CUPTI walks it."""
 
-    ActivityKind: Any = ActivityKind
-    ActivityMemcpyKind: Any = ActivityMemcpyKind
-    callbacks: tuple[Callable[..., Any], Callable[..., Any]] | None = None
+    callbacks: tuple[Callable[..., None], Callable[..., None]] | None = None
     enabled: set[int] = field(default_factory=set)
     pending: list[Record] = field(default_factory=list)
+    walks: dict[int, list[int]] = field(default_factory=dict)  # buffer -> its records' addresses
+    buffers: list[int] = field(default_factory=list)
+    keep: list[Any] = field(default_factory=list)
+    refuse: int = 0  # what cuptiActivityRegisterCallbacks returns: CUPTI's error, or 0
 
-    def activity_register_callbacks(self, requested: Callable[..., Any], completed: Callable[..., Any]) -> None:
-        self.callbacks = (requested, completed)
+    def cuptiGetVersion(self, out: Any) -> int:
+        out._obj.value = 130000
+        return 0
 
-    def activity_enable(self, kind: int) -> None:
+    def cuptiActivityRegisterCallbacks(self, requested: Any, completed: Any) -> int:
+        if not self.refuse:
+            self.callbacks = (requested, completed)
+        return self.refuse
+
+    def cuptiActivityEnable(self, kind: int) -> int:
         self.enabled.add(kind)
+        return 0
 
-    def activity_disable(self, kind: int) -> None:
+    def cuptiActivityDisable(self, kind: int) -> int:
         self.enabled.discard(kind)
+        return 0
 
     def launch(self, *records: Record) -> None:
         self.pending += [r for r in records if r.kind in self.enabled]
 
-    def activity_flush_all(self, flag: int) -> None:
+    def cuptiActivityFlushAll(self, flag: int) -> int:
         assert flag == 1, "a forced flush: a partly filled buffer too"
         assert self.callbacks is not None
-        size, _ = self.callbacks[0]()
-        assert size > 0
-        got, self.pending = self.pending, []
-        self.callbacks[1](got)
+        requested, completed = self.callbacks
+        at, size, most = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_size_t()
+        requested(ctypes.byref(at), ctypes.byref(size), ctypes.byref(most))
+        assert at.value and at.value % 8 == 0 and size.value > 0, "CUPTI takes 8-byte aligned buffers"
+        self.buffers.append(at.value)
+        used, self.walks[at.value] = 0, []
+        for record in self.pending:
+            data = record.pack(self.keep)
+            ctypes.memmove(at.value + used, data, len(data))
+            self.walks[at.value].append(at.value + used)
+            used += -(-len(data) // 8) * 8
+        self.pending = []
+        completed(None, 0, at.value, size.value, used)
+        return 0
+
+    def cuptiActivityGetNextRecord(self, buffer: int, valid: int, record: ctypes.c_void_p) -> int:
+        walk = self.walks[buffer]
+        i = 0 if record.value is None else walk.index(record.value) + 1
+        if i == len(walk):
+            return MAX_LIMIT_REACHED
+        record.value = walk[i]
+        return 0
 
 
 SPIN = "_ZN2at4cuda40_GLOBAL__N__b7a0dd2e_10_Sleep_cu_spin_kernelEl"  # torch's hold and marker, as CUPTI names it
 
 
+def tracer_of(lib: FakeLibcupti) -> CuptiTracer:
+    tracer = make_tracer(lambda: (lib, "/opt/x/libcupti.so.13"))
+    assert isinstance(tracer, CuptiTracer), tracer.source
+    return tracer
+
+
 def test_records_become_activities_by_kind_and_sorted_by_start() -> None:
-    cupti = FakeCupti()
-    tracer = CuptiTracer(cupti, "13.0.1")
-    acts = tracer.trace(lambda: cupti.launch(
-        Record(ActivityKind.CONCURRENT_KERNEL, 5_000, 6_500, 9, "_Z6kernelPf"),
-        Record(ActivityKind.CONCURRENT_KERNEL, 1_000, 4_000, 7, SPIN),
-        Record(ActivityKind.MEMCPY, 7_000, 7_250, 9, copy_kind=ActivityMemcpyKind.DTOD),
-        Record(ActivityKind.MEMSET, 8_000, 8_100, 9)), lambda: None)
+    lib = FakeLibcupti()
+    tracer = tracer_of(lib)
+    acts = tracer.trace(lambda: lib.launch(
+        Record(CONCURRENT_KERNEL, 5_000, 6_500, 9, "_Z6kernelPf"),
+        Record(CONCURRENT_KERNEL, 1_000, 4_000, 7, SPIN),
+        Record(MEMCPY, 7_000, 7_250, 9, copy_kind=8),
+        Record(MEMSET, 8_000, 8_100, 9),
+        Record(CONCURRENT_KERNEL, 9_000, 9_900, 9, "_Z6kernelPf")), lambda: None)
     assert acts == [Activity(SPIN, 7, 1.0, 3.0), Activity("_Z6kernelPf", 9, 5.0, 1.5),
-                    Activity("Memcpy DTOD", 9, 7.0, 0.25), Activity("Memset", 9, 8.0, 0.1)]
+                    Activity("Memcpy DTOD", 9, 7.0, 0.25), Activity("Memset", 9, 8.0, 0.1),
+                    Activity("_Z6kernelPf", 9, 9.0, 0.9)]
     assert acts[0].is_marker, "the mangled name still names the spin kernel"
-    assert tracer.source == "CUPTI activity API (cupti-python 13.0.1)"
+    assert tracer.source == "CUPTI activity API (libcupti.so.13, API version 130000)"
 
 
 def test_other_kinds_and_unknown_copy_kinds_are_read_without_failing() -> None:
-    acts = from_cupti_records([Record(ActivityKind.DRIVER, 0, 10),
-                               Record(ActivityKind.MEMCPY2, 0, 2_000, copy_kind=99)], FakeCupti())
+    lib = FakeLibcupti()
+    tracer = tracer_of(lib)
+    lib.enabled.add(DRIVER)  # as if another CUPTI client had enabled it
+    acts = tracer.trace(lambda: lib.launch(Record(DRIVER, 0, 10), Record(MEMCPY2, 0, 2_000, copy_kind=99)),
+                        lambda: None)
     assert acts == [Activity("Memcpy 99", 7, 0.0, 2.0)]
 
 
 def test_each_trace_takes_the_callbacks_back_from_a_profiler_session_before_it() -> None:
     """torch.profiler registers its own callbacks at each session (a bench module's, a solution's)."""
-    cupti = FakeCupti()
-    tracer = CuptiTracer(cupti, "13.0.1")
-    cupti.activity_register_callbacks(lambda: (1024, 0), lambda records: None)
-    acts = tracer.trace(lambda: cupti.launch(Record(ActivityKind.CONCURRENT_KERNEL, 0, 1_000, name=SPIN)), lambda: None)
+    lib = FakeLibcupti()
+    tracer = tracer_of(lib)
+    lib.cuptiActivityRegisterCallbacks(lambda *a: None, lambda *a: None)
+    acts = tracer.trace(lambda: lib.launch(Record(CONCURRENT_KERNEL, 0, 1_000, name=SPIN)), lambda: None)
     assert len(acts) == 1
 
 
 def test_records_are_only_collected_inside_a_trace_and_kinds_end_disabled_when_the_call_raises() -> None:
-    cupti = FakeCupti()
-    tracer = CuptiTracer(cupti, "13.0.1")
-    cupti.launch(Record(ActivityKind.CONCURRENT_KERNEL, 0, 1_000, name="before"))
-    assert cupti.pending == [], "nothing is enabled between traces"
+    lib = FakeLibcupti()
+    tracer = tracer_of(lib)
+    lib.launch(Record(CONCURRENT_KERNEL, 0, 1_000, name="before"))
+    assert lib.pending == [], "nothing is enabled between traces"
 
     def crash() -> None:
-        cupti.launch(Record(ActivityKind.CONCURRENT_KERNEL, 0, 1_000, name="half"))
+        lib.launch(Record(CONCURRENT_KERNEL, 0, 1_000, name="half"))
         raise RuntimeError("the call failed")
     with pytest.raises(RuntimeError):
         tracer.trace(crash, lambda: None)
-    assert cupti.enabled == set() and cupti.pending == []
-    acts = tracer.trace(lambda: cupti.launch(Record(ActivityKind.CONCURRENT_KERNEL, 0, 1_000, name="next")), lambda: None)
+    assert lib.enabled == set() and lib.pending == []
+    acts = tracer.trace(lambda: lib.launch(Record(CONCURRENT_KERNEL, 0, 1_000, name="next")), lambda: None)
     assert [a.name for a in acts] == ["next"], "the failed trace's records are not the next one's"
 
 
-@pytest.mark.skipif(importlib.util.find_spec("cupti") is not None, reason="cupti-python is installed here")
-def test_without_cupti_python_the_profiler_times_and_the_source_says_why() -> None:
-    tracer = make_tracer()
-    assert tracer.source.startswith("torch.profiler (kineto): cupti-python is not installed"), tracer.source
+def test_a_buffer_is_handed_out_again_once_read_rather_than_made_per_chunk() -> None:
+    lib = FakeLibcupti()
+    tracer = tracer_of(lib)
+    for _ in range(3):
+        tracer.trace(lambda: lib.launch(Record(CONCURRENT_KERNEL, 0, 1_000, name=SPIN)), lambda: None)
+    assert len(set(lib.buffers)) == 1, lib.buffers
 
 
-def test_a_cupti_that_cannot_start_falls_back_to_the_profiler(monkeypatch: pytest.MonkeyPatch) -> None:
-    """cupti-python imports but CUPTI refuses (no libcupti of its version, another tool holding it)."""
-    def refuse(*_: Any) -> None:
-        raise RuntimeError("CUPTI_ERROR_NOT_INITIALIZED")
-    fake = SimpleNamespace(cupti=SimpleNamespace(ActivityKind=ActivityKind, activity_register_callbacks=refuse))
-    monkeypatch.setitem(__import__("sys").modules, "cupti", fake)
-    monkeypatch.setattr("importlib.metadata.version", lambda name: "13.0.1")
-    tracer = make_tracer()
-    assert tracer.source == "torch.profiler (kineto): cupti-python did not start: RuntimeError: CUPTI_ERROR_NOT_INITIALIZED"
+def test_a_buffer_that_cannot_be_read_fails_the_trace_instead_of_losing_its_records() -> None:
+    """An exception cannot cross back into CUPTI's callback: the trace raises it (a status for the row)."""
+    lib = FakeLibcupti()
+    tracer = tracer_of(lib)
+
+    def broken(*_: Any) -> int:
+        raise ValueError("bad record")
+    lib.cuptiActivityGetNextRecord = broken  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError, match="reading CUPTI's records: ValueError: bad record"):
+        tracer.trace(lambda: lib.launch(Record(CONCURRENT_KERNEL, 0, 1_000, name=SPIN)), lambda: None)
+
+
+@pytest.mark.parametrize(("load", "why"), [
+    (ImportError("No module named 'cuda.pathfinder'"),
+     "no libcupti loaded and cuda-pathfinder is not installed (No module named 'cuda.pathfinder')"),
+    (OSError("libcupti.so.13: cannot open shared object file"),
+     "CUPTI did not start: OSError: libcupti.so.13: cannot open shared object file"),
+    (FakeLibcupti(refuse=999), "CUPTI did not start: CuptiError: cuptiActivityRegisterCallbacks returned CUPTI error 999"),
+])
+def test_a_cupti_that_cannot_be_had_falls_back_to_the_profiler_and_says_why(load: Any, why: str) -> None:
+    def loader() -> tuple[Any, str]:
+        if isinstance(load, Exception):
+            raise load
+        return load, "libcupti.so.13"
+    assert make_tracer(loader).source == f"torch.profiler (kineto): {why}"
+
+
+def test_the_libcupti_already_mapped_is_the_one_used(tmp_path: Path) -> None:
+    maps = tmp_path / "maps"
+    maps.write_text("7f00-7f10 r-xp 00000000 08:01 1 /usr/lib/libc.so.6\n"
+                    "7f20-7f30 r-xp 00000000 08:01 2 /site/nvidia/cu13/lib/libcupti.so.13\n"
+                    "7ffd-7ffe rw-p 00000000 00:00 0 [stack]\n")
+    assert mapped("libcupti.so", maps) == "/site/nvidia/cu13/lib/libcupti.so.13"
+    assert mapped("libnvperf", maps) is None
+    assert mapped("libcupti.so", tmp_path / "none") is None
