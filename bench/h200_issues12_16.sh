@@ -584,9 +584,27 @@ from harness.measure.devices.cuda import CudaDevice
 d = CudaDevice(0); d.setup(); print('tracer:', d.tracer().source)" 2>&1 | tail -4
   step "tests/measure/devices: test_cuda.py, test_tracers.py"
   timeout 120 python3 -m pytest -q -p no:cacheprovider tests/measure/devices/test_cuda.py tests/measure/devices/test_tracers.py 2>&1 | grep -E "passed|failed|Error|assert" | head -12
-  S31_ONLY=1 bash "$0" s31
-  step "sample_cost triton-row medium-bf16 at b2dfedc (cupti-python's objects)"
-  (cd /tmp/old && timeout 60 python3 bench/sample_cost.py rmsnorm.yaml --solution triton-row --workload medium-bf16 --device cuda --samples 100 --tracer auto --top 14 2>&1 | cut -c1-150 | grep -v "^---" | head -24)
+  step "direct, profiler, direct: spin kernels of 20000 cycles"
+  timeout 60 python3 -c "
+import torch
+from harness.measure.devices.cuda import CudaDevice
+from harness.measure.devices.tracers import ProfilerTracer
+dev = CudaDevice(0); dev.setup()
+def spins():
+    with dev.stream():
+        for _ in range(20): torch.cuda._sleep(20000)
+def events():
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record(); torch.cuda._sleep(400000); e.record(); torch.cuda.synchronize(); return round(s.elapsed_time(e) * 1000 / 20, 3)
+d, p = dev.tracer(), ProfilerTracer('compared')
+for label, tr in [('direct', d), ('direct', d), ('profiler', p), ('direct', d), ('direct', d)]:
+    acts = tr.trace(spins, dev.synchronize)
+    print(label, len(acts), 'median us', round(sorted(a.dur_us for a in acts)[10], 3), '| events, us a spin:', events())
+" 2>&1 | tail -6
+  for dir in . /tmp/old; do
+    step "sample_cost triton-row medium-bf16 in $dir (. = ctypes reader, /tmp/old = cupti-python's objects)"
+    (cd $dir && timeout 60 python3 bench/sample_cost.py rmsnorm.yaml --solution triton-row --workload medium-bf16 --device cuda --samples 100 --tracer auto --top 12 2>&1 | cut -c1-150 | grep -v "^---" | head -20)
+  done
   rm -rf /var/tmp/opbench-cache; bench_run cold
   bench_run new-warm1; phases new-warm1; bench_run old-warm /tmp/old; phases old-warm; bench_run new-warm2; phases new-warm2
   step "cheats that touch the timer, on CUDA"
