@@ -605,11 +605,11 @@ for label, tr in [('direct', d), ('direct', d), ('profiler', p), ('direct', d), 
     step "sample_cost triton-row medium-bf16 in $dir (. = ctypes reader, /tmp/old = cupti-python's objects)"
     (cd $dir && timeout 60 python3 bench/sample_cost.py rmsnorm.yaml --solution triton-row --workload medium-bf16 --device cuda --samples 100 --tracer auto --top 12 2>&1 | cut -c1-150 | grep -v "^---" | head -20)
   done
-  rm -rf /var/tmp/opbench-cache; bench_run cold
-  bench_run new-warm1; phases new-warm1; bench_run old-warm /tmp/old; phases old-warm; bench_run new-warm2; phases new-warm2
   step "cheats that touch the timer, on CUDA"
   timeout 100 python3 -m harness run manifests/cheats.yaml --device cuda --quiet --out /tmp/rep/cheats $(for s in honest side-stream forged-activities stand-in-tracer legacy-stream compiled; do echo --solution $s; done) > /tmp/cheats.txt 2>&1; echo "exit $?"
   grep -E "^(honest|side-stream|forged|stand-in|legacy|compiled)" /tmp/cheats.txt | cut -c1-150 | head -14
+  rm -rf /var/tmp/opbench-cache; bench_run cold
+  bench_run new-warm1; phases new-warm1; bench_run old-warm /tmp/old; phases old-warm; bench_run new-warm2; phases new-warm2
   step "a warm run under py-spy: the top frames per process"
   timeout 120 py-spy record -r 100 --nonblocking --subprocesses --format raw -o "$OUT/spy.txt" -- \
     python3 -m harness run rmsnorm.yaml --device cuda --quiet --out /tmp/rep/spy > /dev/null 2>&1; echo "exit $?"
