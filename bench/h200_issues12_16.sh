@@ -615,5 +615,31 @@ for label, tr in [('direct', d), ('direct', d), ('profiler', p), ('direct', d), 
     python3 -m harness run rmsnorm.yaml --device cuda --quiet --out /tmp/rep/spy > /dev/null 2>&1; echo "exit $?"
   python3 bench/spy_top.py "$OUT/spy.txt" --top 12 --processes 3 2>&1 | cut -c1-170 | head -90
   ;;
-*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|cost" >&2; exit 2 ;;
+s34)  # carry .whl .w8 .w11: CUPTI's clock put back in ns after a torch.profiler session (tracers.in_ns), then
+  # the tests, the timer cheats and make bench cold and warm at this commit
+  pip install -q --no-deps --no-index --target /tmp/site2 .w11/*.whl 2>&1 | grep -v WARNING | tail -2
+  export PYTHONPATH="$PYTHONPATH:/tmp/site2" PATH="$PATH:/tmp/site2/bin"
+  mkdir -p /tmp/rep
+  step "direct, profiler, direct, direct: spin kernels of 20000 cycles"
+  timeout 60 python3 -c "
+import torch
+from harness.measure.devices.cuda import CudaDevice
+from harness.measure.devices.tracers import ProfilerTracer
+dev = CudaDevice(0); dev.setup()
+def spins():
+    with dev.stream():
+        for _ in range(20): torch.cuda._sleep(20000)
+d, p = dev.tracer(), ProfilerTracer('compared')
+for label, tr in [('direct', d), ('profiler', p), ('direct', d), ('direct', d)]:
+    acts = tr.trace(spins, dev.synchronize)
+    print(label, len(acts), 'median us', round(sorted(a.dur_us for a in acts)[10], 3))
+" 2>&1 | grep -v Warn | tail -4
+  step "tests/measure/devices: test_cuda.py, test_tracers.py"
+  timeout 120 python3 -m pytest -q -p no:cacheprovider tests/measure/devices/test_cuda.py tests/measure/devices/test_tracers.py 2>&1 | grep -E "passed|failed|Error|assert" | head -12
+  step "cheats that touch the timer, on CUDA"
+  timeout 100 python3 -m harness run manifests/cheats.yaml --device cuda --quiet --out /tmp/rep/cheats $(for s in honest side-stream forged-activities stand-in-tracer legacy-stream compiled; do echo --solution $s; done) > /tmp/cheats.txt 2>&1; echo "exit $?"
+  grep -E "^(honest|side-stream|forged|stand-in|legacy|compiled)" /tmp/cheats.txt | cut -c1-120 | head -14
+  rm -rf /var/tmp/opbench-cache; bench_run cold; bench_run warm; phases warm
+  ;;
+*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|cost" >&2; exit 2 ;;
 esac

@@ -108,9 +108,9 @@ class WorkerState:
         from harness.measure.devices import tracers
         tracer = make()
         steps = [(f"{type(tracer).__name__}.{attr}", type(tracer), attr)
-                 for attr in ("trace", "_register", "_completed") if hasattr(type(tracer), attr)]
+                 for attr in ("trace", "_register", "_completed", "_clock") if hasattr(type(tracer), attr)]
         return [(f"{type(self.device).__name__}._tracer", self.device, "_tracer"), *steps,
-                ("tracers.read_records", tracers, "read_records"),
+                ("tracers.read_records", tracers, "read_records"), ("tracers.in_ns", tracers, "in_ns"),
                 ("tracers.from_profiler_events", tracers, "from_profiler_events")]
 
     def build(self, cmd: Build) -> Built | Failure:

@@ -35,7 +35,8 @@ def test_the_flush_runs_the_eviction_kernel_and_says_so() -> None:
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
 def test_cupti_and_the_profiler_read_the_same_kernels_and_a_session_between_takes_nothing() -> None:
     """The same spin kernels through CUPTI directly and through torch.profiler read the same; after a
-    torch.profiler session (which registers its own callbacks) the direct records still all arrive."""
+    torch.profiler session (which registers its own buffer callbacks and leaves CUPTI on the CPU's TSC)
+    the direct records still all arrive, in ns (they read 2.1x on the H100 before `tracers.in_ns`)."""
     from harness.measure.devices.cuda import CudaDevice
     from harness.measure.devices.tracers import CuptiTracer, ProfilerTracer
     dev = CudaDevice(0)
@@ -51,4 +52,4 @@ def test_cupti_and_the_profiler_read_the_same_kernels_and_a_session_between_take
         acts = tracer.trace(spins, dev.synchronize)
         assert len(acts) == 20 and all(a.is_marker for a in acts), [a.name for a in acts]
         medians.append(sorted(a.dur_us for a in acts)[10])
-    assert max(medians[:2]) < 1.03 * min(medians[:2]), medians
+    assert max(medians) < 1.03 * min(medians), medians
