@@ -84,6 +84,31 @@ def test_kill_strays_spares_what_was_there_before(tmp_path: Path) -> None:
         before.wait()
 
 
+def test_kill_strays_never_takes_a_child_a_kept_process_starts_during_the_sweep(tmp_path: Path) -> None:
+    """A build in flight (ninja starting nvcc's stages) is kept through the sweeps after each solution:
+    a child it starts between the sweep's scans of /proc is its own, not a stray (the H100's cold make
+    bench lost a build to this: "ninja exited with status 137")."""
+    import subprocess
+    import sys
+    record = tmp_path / "killed"
+    build = subprocess.Popen([sys.executable, "-c", f"""
+import subprocess, time
+end, killed = time.monotonic() + 2, 0
+while time.monotonic() < end:
+    killed += subprocess.run(['/bin/true']).returncode < 0
+open({str(record)!r}, 'w').write(str(killed))
+"""])
+    try:
+        sweeps = 0
+        while build.poll() is None:
+            assert build.pid not in kill_strays(keep={build.pid})
+            sweeps += 1
+        assert build.returncode == 0 and record.read_text() == "0", (sweeps, record.read_text())
+    finally:
+        build.kill()
+        build.wait()
+
+
 def test_a_timer_scaled_in_the_workers_process_is_caught(tmp_path: Path) -> None:
     """The solution scales its own timer by 1/3: the device's event class is on the watched timing
     path, so the worker reports it at import."""
