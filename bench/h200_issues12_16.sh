@@ -641,5 +641,10 @@ for label, tr in [('direct', d), ('profiler', p), ('direct', d), ('direct', d)]:
   grep -E "^(honest|side-stream|forged|stand-in|legacy|compiled)" /tmp/cheats.txt | cut -c1-120 | head -14
   rm -rf /var/tmp/opbench-cache; bench_run cold; bench_run warm; phases warm
   ;;
-*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|cost" >&2; exit 2 ;;
+s35)  # carry .whl .w8 .w11: the sweep's scan order (a kept build's children never taken for strays): make bench cold, warm
+  pip install -q --no-deps --no-index --target /tmp/site2 .w11/*.whl 2>&1 | grep -v WARNING | tail -2
+  export PYTHONPATH="$PYTHONPATH:/tmp/site2" PATH="$PATH:/tmp/site2/bin"
+  mkdir -p /tmp/rep; rm -rf /var/tmp/opbench-cache; bench_run cold; bench_run warm
+  ;;
+*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|cost" >&2; exit 2 ;;
 esac
