@@ -131,13 +131,14 @@ class CuptiTracer:
         self._free.append(raw)
 
     def _clock(self) -> tuple[int, float]:
-        """(CUPTI's timestamp, the host's monotonic ns at that moment): CUPTI's read between two of the
-        host's, the closest of three such brackets (a preemption inside one widens only that one)."""
+        """(CUPTI's timestamp, the host's at that moment): CUPTI's read between two of the host's, the
+        closest of three such brackets (a preemption inside one widens only that one). The host's clock is
+        CLOCK_REALTIME, CUPTI's own default on Linux, so a step of the system clock moves both alike."""
         now, best = ctypes.c_uint64(), (0, 0.0, float("inf"))
         for _ in range(3):
-            before = time.monotonic_ns()
+            before = time.time_ns()
             self._call("cuptiGetTimestamp", ctypes.byref(now))
-            after = time.monotonic_ns()
+            after = time.time_ns()
             if after - before < best[2]:
                 best = (now.value, (before + after) / 2, after - before)
         return best[0], best[1]

@@ -70,7 +70,7 @@ class FakeLibcupti:
         return 0
 
     def cuptiGetTimestamp(self, out: Any) -> int:
-        out._obj.value = int(time.monotonic_ns() * self.ticks_per_ns)
+        out._obj.value = int(time.time_ns() * self.ticks_per_ns)
         return 0
 
     def cuptiActivityRegisterCallbacks(self, requested: Any, completed: Any) -> int:
