@@ -68,6 +68,26 @@ bench_run() {  # $1: label, $2: folder to run in (default .), $3: time limit: ma
   echo "exit $? after $(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')") s"
   python3 -c "import glob, json, sys; r = json.load(open(glob.glob(sys.argv[1] + '/*.json')[0])); t = r['traces']; print('run clock', r['environment'].get('run_clock_s'), '| prebuild', r['environment'].get('prebuild'), '|', sum(x['status'] == 'PASSED' for x in t), 'of', len(t), 'PASSED;', 'rows own %.1f s' % sum((x.get('cost_s') or {}).get('total', 0) for x in t), '| NOISY', sum('NOISY' in str(x.get('flags')) for x in t), '| timers', sorted({(x.get('timing') or {}).get('mode') for x in t} - {None}))" "/tmp/rep/$1"
 }
+spin_probe() {  # $@: tracers in order (direct|profiler): 20 spin kernels of 20000 cycles traced by each, the median
+  # CUPTI duration beside events' time a spin (CUPTI's durations after a torch.profiler session)
+  step "spin kernels of 20000 cycles traced by: $*"
+  timeout 60 python3 -c "
+import sys, torch
+from harness.measure.devices.cuda import CudaDevice
+from harness.measure.devices.tracers import ProfilerTracer
+dev = CudaDevice(0); dev.setup()
+def spins():
+    with dev.stream():
+        for _ in range(20): torch.cuda._sleep(20000)
+def events():
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record(); torch.cuda._sleep(400000); e.record(); torch.cuda.synchronize(); return round(s.elapsed_time(e) * 1000 / 20, 3)
+tracers = {'direct': dev.tracer(), 'profiler': ProfilerTracer('compared')}
+for label in sys.argv[1:]:
+    acts = tracers[label].trace(spins, dev.synchronize)
+    print(label, len(acts), 'median us', round(sorted(a.dur_us for a in acts)[10], 3), '| events, us a spin:', events())
+" "$@" 2>&1 | grep -v -i warn | tail -"$#"
+}
 phases() {  # $1: label of a bench_run: each row's phases (bench/harness_cost.py's table) and the run clock
   python3 -c "import glob, json, sys; sys.path.insert(0, 'bench'); import harness_cost as h; r = json.load(open(glob.glob(sys.argv[1] + '/*.json')[0])); print(r['environment'].get('run_clock_s')); print(h.table([h.row_cost(t) for t in r['traces'] if t['status'] not in ('SKIPPED', 'UNSUPPORTED')]))" "/tmp/rep/$1"
 }
@@ -533,23 +553,7 @@ s31)  # carry .whl .w8 .w11: spin kernels traced directly, through torch.profile
   # durations after a torch.profiler session, against events); a sample's cost with each tracer
   [ -n "${S31_ONLY:-}" ] || pip install -q --no-deps --no-index --target /tmp/site2 .w11/*.whl 2>&1 | grep -v WARNING | tail -2
   export PYTHONPATH="$PYTHONPATH:/tmp/site2" PATH="$PATH:/tmp/site2/bin"
-  step "direct, profiler, direct: spin kernels of 20000 cycles"
-  timeout 60 python3 -c "
-import torch
-from harness.measure.devices.cuda import CudaDevice
-from harness.measure.devices.tracers import ProfilerTracer
-dev = CudaDevice(0); dev.setup()
-def spins():
-    with dev.stream():
-        for _ in range(20): torch.cuda._sleep(20000)
-def events():
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record(); torch.cuda._sleep(400000); e.record(); torch.cuda.synchronize(); return round(s.elapsed_time(e) * 1000 / 20, 3)
-d, p = dev.tracer(), ProfilerTracer('compared')
-for label, tr in [('direct', d), ('direct', d), ('profiler', p), ('direct', d), ('direct', d), ('profiler', p), ('direct', d)]:
-    acts = tr.trace(spins, dev.synchronize)
-    print(label, len(acts), 'median us', round(sorted(a.dur_us for a in acts)[10], 3), '| events, us a spin:', events())
-" 2>&1 | tail -9
+  spin_probe direct direct profiler direct direct profiler direct
   for tr in auto profiler; do
     step "sample_cost triton-row medium-bf16, $tr tracer"
     timeout 60 python3 bench/sample_cost.py rmsnorm.yaml --solution triton-row --workload medium-bf16 --device cuda --samples 100 --tracer $tr --top 14 2>&1 | cut -c1-150 | grep -v "^---" | head -24
@@ -584,23 +588,7 @@ from harness.measure.devices.cuda import CudaDevice
 d = CudaDevice(0); d.setup(); print('tracer:', d.tracer().source)" 2>&1 | tail -4
   step "tests/measure/devices: test_cuda.py, test_tracers.py"
   timeout 120 python3 -m pytest -q -p no:cacheprovider tests/measure/devices/test_cuda.py tests/measure/devices/test_tracers.py 2>&1 | grep -E "passed|failed|Error|assert" | head -12
-  step "direct, profiler, direct: spin kernels of 20000 cycles"
-  timeout 60 python3 -c "
-import torch
-from harness.measure.devices.cuda import CudaDevice
-from harness.measure.devices.tracers import ProfilerTracer
-dev = CudaDevice(0); dev.setup()
-def spins():
-    with dev.stream():
-        for _ in range(20): torch.cuda._sleep(20000)
-def events():
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record(); torch.cuda._sleep(400000); e.record(); torch.cuda.synchronize(); return round(s.elapsed_time(e) * 1000 / 20, 3)
-d, p = dev.tracer(), ProfilerTracer('compared')
-for label, tr in [('direct', d), ('direct', d), ('profiler', p), ('direct', d), ('direct', d)]:
-    acts = tr.trace(spins, dev.synchronize)
-    print(label, len(acts), 'median us', round(sorted(a.dur_us for a in acts)[10], 3), '| events, us a spin:', events())
-" 2>&1 | tail -6
+  spin_probe direct direct profiler direct direct
   for dir in . /tmp/old; do
     step "sample_cost triton-row medium-bf16 in $dir (. = ctypes reader, /tmp/old = cupti-python's objects)"
     (cd $dir && timeout 60 python3 bench/sample_cost.py rmsnorm.yaml --solution triton-row --workload medium-bf16 --device cuda --samples 100 --tracer auto --top 12 2>&1 | cut -c1-150 | grep -v "^---" | head -20)
@@ -620,20 +608,7 @@ s34)  # carry .whl .w8 .w11: CUPTI's clock put back in ns after a torch.profiler
   pip install -q --no-deps --no-index --target /tmp/site2 .w11/*.whl 2>&1 | grep -v WARNING | tail -2
   export PYTHONPATH="$PYTHONPATH:/tmp/site2" PATH="$PATH:/tmp/site2/bin"
   mkdir -p /tmp/rep
-  step "direct, profiler, direct, direct: spin kernels of 20000 cycles"
-  timeout 60 python3 -c "
-import torch
-from harness.measure.devices.cuda import CudaDevice
-from harness.measure.devices.tracers import ProfilerTracer
-dev = CudaDevice(0); dev.setup()
-def spins():
-    with dev.stream():
-        for _ in range(20): torch.cuda._sleep(20000)
-d, p = dev.tracer(), ProfilerTracer('compared')
-for label, tr in [('direct', d), ('profiler', p), ('direct', d), ('direct', d)]:
-    acts = tr.trace(spins, dev.synchronize)
-    print(label, len(acts), 'median us', round(sorted(a.dur_us for a in acts)[10], 3))
-" 2>&1 | grep -v Warn | tail -4
+  spin_probe direct profiler direct direct
   step "tests/measure/devices: test_cuda.py, test_tracers.py"
   timeout 120 python3 -m pytest -q -p no:cacheprovider tests/measure/devices/test_cuda.py tests/measure/devices/test_tracers.py 2>&1 | grep -E "passed|failed|Error|assert" | head -12
   step "cheats that touch the timer, on CUDA"
