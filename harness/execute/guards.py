@@ -27,7 +27,7 @@ from torch.utils._device import DeviceContext
 def _watched() -> dict[str, Any]:
     out: dict[str, Any] = {
         "time.perf_counter": time.perf_counter, "time.perf_counter_ns": time.perf_counter_ns,
-        "time.time": time.time, "torch.allclose": torch.allclose, "torch.equal": torch.equal,
+        "time.time": time.time, "time.time_ns": time.time_ns, "torch.allclose": torch.allclose, "torch.equal": torch.equal,
         "torch.isclose": torch.isclose, "torch.Tensor.clone": torch.Tensor.clone,
         "torch.Tensor.copy_": torch.Tensor.copy_, "torch.save": torch.save,
         "torch.utils._device.DeviceContext.__torch_function__": DeviceContext.__torch_function__,

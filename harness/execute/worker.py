@@ -108,10 +108,13 @@ class WorkerState:
         from harness.measure.devices import tracers
         tracer = make()
         steps = [(f"{type(tracer).__name__}.{attr}", type(tracer), attr)
-                 for attr in ("trace", "_register", "_completed", "_clock") if hasattr(type(tracer), attr)]
+                 for attr in ("trace", "_register", "_requested", "_completed", "_call", "_clock")
+                 if hasattr(type(tracer), attr)]
+        # and what the readers look up as they run: the record layouts, and the modules they call through
+        readers = ("read_records", "in_ns", "from_profiler_events", "HEAD", "KERNEL", "COPY", "FILL", "KINDS",
+                   "COPY_KINDS", "time", "ctypes", "struct")
         return [(f"{type(self.device).__name__}._tracer", self.device, "_tracer"), *steps,
-                ("tracers.read_records", tracers, "read_records"), ("tracers.in_ns", tracers, "in_ns"),
-                ("tracers.from_profiler_events", tracers, "from_profiler_events")]
+                *((f"tracers.{name}", tracers, name) for name in readers)]
 
     def build(self, cmd: Build) -> Built | Failure:
         from harness.measure.environment import versions

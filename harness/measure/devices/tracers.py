@@ -42,6 +42,11 @@ COPY_KINDS = ("UNKNOWN", "HTOD", "DTOH", "HTOA", "ATOH", "ATOA", "ATOD", "DTOA",
 BUFFER_BYTES = 8 << 20  # one buffer holds a 100-sample chunk's ~1,000 records many times over
 SUCCESS = 0
 
+# What CUPTI may still call or write into, for as long as the process lives: its callbacks stay registered
+# after their tracer is gone (a bench module's worker makes a second device), and a buffer it was handed is
+# its own until it hands it back. Bounded: two callbacks a tracer, and buffers only when none is free.
+HELD: list[Any] = []
+
 REQUESTED = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t),
                              ctypes.POINTER(ctypes.c_size_t))
 COMPLETED = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t)
@@ -96,7 +101,8 @@ class CuptiTracer:
         self._free: list[ctypes.Array[ctypes.c_uint8]] = []
         self._records: list[Activity] = []
         self._failed = ""
-        self._callbacks = (REQUESTED(self._requested), COMPLETED(self._completed))  # alive while CUPTI may call them
+        self._callbacks = (REQUESTED(self._requested), COMPLETED(self._completed))
+        HELD.extend(self._callbacks)
         self._register()  # fails here, not in a row, where CUPTI cannot start
 
     def _call(self, function: str, *args: Any) -> None:
@@ -108,8 +114,17 @@ class CuptiTracer:
         self._call("cuptiActivityRegisterCallbacks", *self._callbacks)
 
     def _requested(self, buffer: Any, size: Any, max_records: Any) -> None:
-        """A buffer for CUPTI to fill, 8-byte aligned as it requires; reused once its records are read."""
-        raw = self._free.pop() if self._free else (ctypes.c_uint8 * (BUFFER_BYTES + 8))()
+        """A buffer for CUPTI to fill, 8-byte aligned as it requires; reused once its records are read.
+        With none to give (out of memory), CUPTI drops the records, and the trace says so."""
+        try:
+            if not self._free:
+                self._free.append((ctypes.c_uint8 * (BUFFER_BYTES + 8))())
+                HELD.append(self._free[-1])
+            raw = self._free.pop()
+        except Exception as exc:  # noqa: BLE001 - reported by trace()
+            self._failed = f"a buffer for CUPTI's records: {type(exc).__name__}: {exc}"
+            buffer[0], size[0], max_records[0] = None, 0, 0
+            return
         offset = -ctypes.addressof(raw) % 8
         self._buffers[ctypes.addressof(raw) + offset] = (raw, offset)
         buffer[0], size[0], max_records[0] = ctypes.addressof(raw) + offset, BUFFER_BYTES, 0
@@ -130,26 +145,27 @@ class CuptiTracer:
             self._failed = f"reading CUPTI's records: {type(exc).__name__}: {exc}"
         self._free.append(raw)
 
-    def _clock(self) -> tuple[int, float]:
-        """(CUPTI's timestamp, the host's at that moment): CUPTI's read between two of the host's, the
-        closest of three such brackets (a preemption inside one widens only that one). The host's clock is
-        CLOCK_REALTIME, CUPTI's own default on Linux, so a step of the system clock moves both alike."""
+    def _clock(self) -> tuple[int, float, float]:
+        """(CUPTI's timestamp, the host's at that moment, how uncertain that is in ns): CUPTI's read between
+        two of the host's, the closest of three such brackets (a preemption inside one widens only that
+        one). The host's clock is CLOCK_REALTIME, CUPTI's own default on Linux, so a step of the system
+        clock moves both alike."""
         now, best = ctypes.c_uint64(), (0, 0.0, float("inf"))
         for _ in range(3):
             before = time.time_ns()
             self._call("cuptiGetTimestamp", ctypes.byref(now))
             after = time.time_ns()
             if after - before < best[2]:
-                best = (now.value, (before + after) / 2, after - before)
-        return best[0], best[1]
+                best = (now.value, (before + after) / 2, float(after - before))
+        return best
 
     def trace(self, run: Callable[[], None], synchronize: Callable[[], None]) -> list[Activity]:
         self._records, self._failed = [], ""
         self._register()
-        for kind in KINDS:
-            self._call("cuptiActivityEnable", kind)
-        began = self._clock()
         try:
+            for kind in KINDS:
+                self._call("cuptiActivityEnable", kind)
+            began = self._clock()
             run()
             synchronize()
         finally:
@@ -163,15 +179,17 @@ class CuptiTracer:
         return sorted(in_ns(got, began, ended), key=lambda a: a.start_us)
 
 
-def in_ns(acts: list[Activity], began: tuple[int, float], ended: tuple[int, float]) -> list[Activity]:
+def in_ns(acts: list[Activity], began: tuple[int, float, float], ended: tuple[int, float, float]) -> list[Activity]:
     """Activities on CUPTI's clock, put back in ns. CUPTI's records are in ns until someone registers a
     timestamp callback of their own, which then holds for the process: torch.profiler (kineto) registers
     the CPU's TSC, in ticks, at each session, so every direct trace after one read 2.1x on the H100
     (2026-12-07), and a solution could register a clock that runs slow. CUPTI's clock against the
-    host's over the trace gives the rate (to a few microseconds over a trace of milliseconds); a rate
-    off 1 by more than 1% is divided out."""
-    rate = (ended[0] - began[0]) / max(ended[1] - began[1], 1.0)
-    if abs(rate - 1) <= 0.01 or rate <= 0:
+    host's over the trace gives the rate, known to the two readings' uncertainty over the trace's length
+    (microseconds over milliseconds); a rate off 1 by more than 1% and by more than three times what it
+    is known to is divided out, so a near-empty trace on a loaded host never rescales a clock in ns."""
+    span = max(ended[1] - began[1], 1.0)
+    rate = (ended[0] - began[0]) / span
+    if abs(rate - 1) <= max(0.01, 3 * (began[2] + ended[2]) / span) or rate <= 0:
         return acts
     return [Activity(a.name, a.stream, a.start_us / rate, a.dur_us / rate) for a in acts]
 

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from harness.measure.devices.activities import Activity
-from harness.measure.devices.tracers import (CONCURRENT_KERNEL, MEMCPY, MEMCPY2, MEMSET, CuptiTracer, mapped,
-                                             make_tracer)
+from harness.measure.devices.tracers import (CONCURRENT_KERNEL, MEMCPY, MEMCPY2, MEMSET, CuptiTracer, in_ns,
+                                             mapped, make_tracer)
 
 cupti = pytest.importorskip("cupti.cupti", reason="cupti-python (requirements-test.txt) holds CUPTI's record layouts")
 DRIVER = 5  # CUPTI_ACTIVITY_KIND_DRIVER: a kind the harness does not read
@@ -189,6 +189,16 @@ def test_records_on_a_clock_someone_else_registered_are_put_back_in_ns() -> None
         assert act.start_us == pytest.approx(1.0, rel=2e-3) and act.dur_us == pytest.approx(3.0, rel=2e-3), (rate, act)
 
 
+def test_a_rate_is_divided_out_only_where_the_clock_readings_can_tell_it() -> None:
+    """A 1.5% rate over 1 ms read to 0.1 us is a clock not in ns; the same over readings a loaded host
+    blurred by 50 us each is noise, and a clock in ns is left as it is."""
+    acts = [Activity(SPIN, 7, 100.0, 3.0)]
+    sharp = in_ns(acts, (0, 0.0, 100.0), (1_015_000, 1_000_000.0, 100.0))
+    assert sharp[0].dur_us == pytest.approx(3.0 / 1.015)
+    assert in_ns(acts, (0, 0.0, 50_000.0), (1_015_000, 1_000_000.0, 50_000.0)) == acts
+    assert in_ns(acts, (0, 0.0, 100.0), (1_000_900, 1_000_000.0, 100.0)) == acts
+
+
 def test_a_buffer_is_handed_out_again_once_read_rather_than_made_per_chunk() -> None:
     lib = FakeLibcupti()
     tracer = tracer_of(lib)
@@ -232,3 +242,29 @@ def test_the_libcupti_already_mapped_is_the_one_used(tmp_path: Path) -> None:
     assert mapped("libcupti.so", maps) == "/site/nvidia/cu13/lib/libcupti.so.13"
     assert mapped("libnvperf", maps) is None
     assert mapped("libcupti.so", tmp_path / "none") is None
+
+
+@pytest.mark.parametrize("patch", ["CuptiTracer._call", "tracers.HEAD", "tracers.time", "time.time_ns"])
+def test_the_workers_guard_holds_every_step_the_records_and_their_clock_go_through(
+        patch: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A solution in the worker's process that made the clock reading or the record layout lie (a slow
+    `time.time_ns` halved every duration through `in_ns`) is TAMPERED, as a stand-in tracer is."""
+    import time as time_module
+    from types import SimpleNamespace
+
+    from harness.execute.guards import TamperGuard
+    from harness.execute.worker import WorkerState
+    from harness.measure.devices import tracers
+    lib = FakeLibcupti()
+    device = SimpleNamespace(_tracer=tracer_of(lib))
+    device.tracer = lambda: device._tracer
+    state = WorkerState()
+    state.device = device
+    guard = TamperGuard()
+    for name, owner, attr in state._tracer_path():
+        guard.add(name, owner, attr)
+    assert guard.check() is None
+    owner, attr = {"CuptiTracer._call": (CuptiTracer, "_call"), "tracers.HEAD": (tracers, "HEAD"),
+                   "tracers.time": (tracers, "time"), "time.time_ns": (time_module, "time_ns")}[patch]
+    monkeypatch.setattr(owner, attr, lambda *a: None)
+    assert patch in (guard.check() or ""), guard.check()
