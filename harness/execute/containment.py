@@ -58,9 +58,9 @@ def _processes() -> dict[int, tuple[str, int, int, int]]:
     return {int(name): st for name in names if name.isdigit() and (st := _stat(int(name))) is not None}
 
 
-def descendants(root: int) -> set[int]:
-    """Every live process below `root` in the process tree."""
-    table = _processes()
+def descendants(root: int, table: dict[int, tuple[str, int, int, int]] | None = None) -> set[int]:
+    """Every live process below `root` in the process tree (`table`: one scan of /proc, else a new one)."""
+    table = _processes() if table is None else table
     children: dict[int, list[int]] = {}
     for pid, (_, ppid, _, _) in table.items():
         children.setdefault(ppid, []).append(pid)
@@ -118,14 +118,16 @@ def kill_strays(keep: Iterable[int] = ()) -> list[int]:
     keep = set(keep) | _own_helpers()
     killed: set[int] = set()
     for _ in range(3):
-        # this process's tree first, the kept trees after: a child a kept process (a build's ninja) starts
+        # this process's tree first, the kept ones after: a child a kept process (a build's ninja) starts
         # between the two scans is in the second only, not taken for a stray (the other order killed 10
-        # of a build's children in 1,800 sweeps on the dev VM); a stray's child started meanwhile comes
-        # back as an orphan to this subreaper, and the next round takes it
+        # of a build's children in 1,800 sweeps on the dev VM). A kept worker leads its own session, which
+        # no other process can join: what it started and then orphaned (re-parented to this subreaper) is
+        # still its session's. A stray's child started meanwhile comes back as an orphan: the next round.
         found = descendants(me)
-        spared = set(keep)
+        table = _processes()
+        spared = set(keep) | {pid for pid, (_, _, _, sid) in table.items() if sid in keep}
         for pid in keep:
-            spared |= descendants(pid)
+            spared |= descendants(pid, table)
         strays = found - spared - killed
         if not strays:
             break

@@ -109,6 +109,28 @@ open({str(record)!r}, 'w').write(str(killed))
         build.wait()
 
 
+def test_kill_strays_spares_what_a_kept_worker_orphaned_in_its_own_session() -> None:
+    """A kept worker leads its own session; a process it started whose parent then exited comes back to
+    this subreaper, still in that session, and is the kept worker's, not a stray."""
+    import subprocess
+    import sys
+    from harness.execute.containment import PR_SET_CHILD_SUBREAPER, _prctl
+    assert _prctl(PR_SET_CHILD_SUBREAPER, 1)  # as the run's parent is (`guard_parent`)
+    kept = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time\n"
+                             "subprocess.Popen(['/bin/sh', '-c', 'sleep 30 & echo $!'], stdout=sys.stdout).wait()\n"
+                             "time.sleep(30)"], stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        orphan = int(kept.stdout.readline())
+        deadline = time.monotonic() + 5
+        while orphan not in descendants(os.getpid()) - descendants(kept.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the shell has exited and the sleep is re-parented here
+        assert orphan in descendants(os.getpid()) and orphan not in descendants(kept.pid)
+        assert orphan not in kill_strays(keep={kept.pid}) and _alive(orphan)
+    finally:
+        os.killpg(kept.pid, 9)
+        kept.wait()
+
+
 def test_a_timer_scaled_in_the_workers_process_is_caught(tmp_path: Path) -> None:
     """The solution scales its own timer by 1/3: the device's event class is on the watched timing
     path, so the worker reports it at import."""
