@@ -84,7 +84,8 @@ def read_records(buffer: memoryview, offsets: Iterable[int]) -> list[Activity]:
 
 
 class CuptiError(RuntimeError):
-    """A CUPTI call failed: the tracer cannot start (the fallback times), or a trace has no records."""
+    """A CUPTI call failed (the tracer cannot start: the fallback times), or a trace's records could not
+    be had (no buffer for CUPTI, or one that would not read): no time is reported."""
 
 
 class CuptiTracer:
@@ -92,7 +93,7 @@ class CuptiTracer:
     registers its own at each session (a bench module's, a solution's), so each trace registers these
     again first; code that registers others during a trace takes its records away, and the trace then
     holds no marker pairs (an AttributionError: a status, not a time). `lib` is libcupti (or anything
-    with its five activity calls)."""
+    with the calls used here: the activity API's and cuptiGetTimestamp)."""
 
     def __init__(self, lib: Any, source: str):
         self.source = source
