@@ -97,15 +97,16 @@ handoff_tests() {  # $1: seconds; the CUDA IPC hand-over tests, the whole output
   grep -E "^(FAILED|ERROR)|Error|error|assert|passed|failed" "$OUT/handoff.txt" | head -20
 }
 
-for part in .w*/big.part* .w*/big.count; do  # the toolchains archive, in parts over consecutive calls
+for part in .w*/big.part* .w*/big.count .w9/*.whl; do  # the toolchains archive, in parts over consecutive calls
   [ -f "$part" ] && mkdir -p /tmp/stash && cp "$part" /tmp/stash/
 done
 if [ ! -f /tmp/.big_unpacked ] && [ -f /tmp/stash/big.count ] && [ "$(ls /tmp/stash/big.part* | wc -l)" = "$(cat /tmp/stash/big.count)" ]; then
   mkdir -p /tmp/site && cat /tmp/stash/big.part* | xz -d | tar x -C /tmp \
     && chmod -R a+rX /tmp/site /tmp/cudnnfe && touch /tmp/.big_unpacked && echo "toolchains unpacked: /tmp/site, /tmp/cudnnfe"
 fi
-if [ -f /tmp/.big_unpacked ] && [ -d .w9 ] && [ ! -f /tmp/.dsl_fixed ]; then  # the CuTe DSL's two wheels the archive lost
-  for w in .w9/*.whl; do python3 -m zipfile -e "$w" /tmp/site; done
+if [ -f /tmp/.big_unpacked ] && ls /tmp/stash/nvidia_cutlass_dsl*.whl > /dev/null 2>&1 && [ ! -f /tmp/.dsl_fixed ]; then
+  # the CuTe DSL's two wheels the archive lost (carried in .w9 with any of the archive's parts)
+  for w in /tmp/stash/nvidia_cutlass_dsl*.whl; do python3 -m zipfile -e "$w" /tmp/site; done
   chmod -R a+rX /tmp/site && touch /tmp/.dsl_fixed && echo "CuTe DSL wheels unzipped over /tmp/site"
 fi
 if [ -f .w8/cudnnfe.tar.xz ] && [ ! -d /tmp/cudnnfe/include ]; then  # the cudnn frontend's headers alone (0.3 MB)
@@ -621,5 +622,21 @@ s35)  # carry .whl .w8 .w11: the sweep's scan order (a kept build's children nev
   export PYTHONPATH="$PYTHONPATH:/tmp/site2" PATH="$PATH:/tmp/site2/bin"
   mkdir -p /tmp/rep; rm -rf /var/tmp/opbench-cache; bench_run cold; bench_run warm
   ;;
-*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|cost" >&2; exit 2 ;;
+s36)  # after `stash` with .w3 .w9 and `stash` with .w4, carry .w5: every rmsnorm language. Issue 13 on whatever card
+  # comes: make bench cold (the sweep's fixes: no build child killed) and warm twice, harness_cost (the 1 GiB add,
+  # FlashInfer-Bench on one TraceSet); issue 12's small kernels and the floor through harness run (no peers)
+  began36=$(date +%s); left() { echo $(( ${S36_S:-580} - ($(date +%s) - began36) )); }
+  step versions; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nproc
+  python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
+  for m in cutlass.cute cuda.tile tilelang tvm_ffi cudnn flashinfer_bench; do python3 -c "import $m" > /dev/null 2>&1 && echo "$m ok" || echo "$m MISSING"; done
+  mkdir -p /tmp/rep; rm -rf /var/tmp/opbench-cache; bench_run cold . 150
+  grep -c "exited with status" "$OUT/bench-cold.txt"; grep -o "ninja exited with status [0-9]*" "$OUT/bench-cold.txt" | sort | uniq -c
+  bench_run warm . 90; bench_run warm2 . 90; phases warm2
+  step "harness_cost: rmsnorm (warm), a 1 GiB add, FlashInfer-Bench 0.1.2 and opbench on one TraceSet"
+  timeout "$(( $(left) - 130 ))" python3 bench/harness_cost.py --device cuda --add-gib 1 --vs-fib --timeout-s 120 --out "$OUT" 2>&1 | cut -c1-230 | tail -60
+  step "issue 12: the floor and the small kernels through harness run, against ncu"
+  timeout "$(( $(left) - 10 ))" python3 bench/timing_accuracy.py run --skip peers --max-time-s 1.0 --deadline-s "$(( $(left) - 60 ))" \
+    --out "$OUT" --cases add-fp32-1 add-fp32-1M triton-rmsnorm-256x4096 gemm-bf16-1024 softmax-bf16-256x4096 2>&1 | tail -25
+  ;;
+*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|s36|cost" >&2; exit 2 ;;
 esac
