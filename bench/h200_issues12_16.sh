@@ -634,6 +634,9 @@ s36)  # after `stash` with .w3 .w9 and `stash` with .w4, carry .w5: every rmsnor
   bench_run warm . 90; bench_run warm2 . 90; phases warm2
   step "harness_cost: rmsnorm (warm), a 1 GiB add, FlashInfer-Bench 0.1.2 and opbench on one TraceSet"
   timeout "$(( $(left) - 130 ))" python3 bench/harness_cost.py --device cuda --add-gib 1 --vs-fib --timeout-s 120 --out "$OUT" 2>&1 | cut -c1-230 | tail -60
+  step "issue 12: CUPTI's serialized KERNEL records against CONCURRENT_KERNEL's and ncu's, the floor first"
+  timeout 150 python3 bench/timing_accuracy.py kinds add-fp32-1 add-fp32-1M triton-rmsnorm-256x4096 gemm-bf16-1024 \
+    softmax-bf16-256x4096 matmul-bias-relu-bf16-2048 2>&1 | grep -v -i warn | tail -14
   step "issue 12: the floor and the small kernels through harness run, against ncu"
   timeout "$(( $(left) - 10 ))" python3 bench/timing_accuracy.py run --skip peers --max-time-s 1.0 --deadline-s "$(( $(left) - 60 ))" \
     --out "$OUT" --cases add-fp32-1 add-fp32-1M triton-rmsnorm-256x4096 gemm-bf16-1024 softmax-bf16-256x4096 2>&1 | tail -25

@@ -24,6 +24,7 @@ sums the kernels' durations and leaves out the gaps between them, which every ot
     python bench/timing_accuracy.py kernel CASE --calls N [--dir D]   # inner: CASE's calls only (under ncu)
     python bench/timing_accuracy.py peers CASE --json PATH [--dir D]  # inner: do_bench, FIB, cuda-bench on CASE
     python bench/timing_accuracy.py manifest CASE DIR                 # write CASE's manifest and files, print its path
+    python bench/timing_accuracy.py probe CASE... | kinds CASE...      # CUPTI in other sequences or record kinds, and ncu
 
 `run` writes every number to `$OUT/timing_accuracy.json` (or `--out`). The peers need
 `PYTHONPATH` to hold triton, flashinfer_bench (`pip install --no-deps --target`) and cuda-bench.
@@ -58,6 +59,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 RMSNORM = ROOT / "manifests" / "rmsnorm"
 SOLUTION = "kernel"  # the one solution's name in every generated manifest
+SERIALIZED_KERNEL = 3  # CUPTI_ACTIVITY_KIND_KERNEL: the harness's kernel record (CONCURRENT_KERNEL, 10), serialized
 FLOOR = "add-fp32-1"  # the case whose every reading is that timer's floor (a launch with no work)
 BENCH = {"max_time_s": 1.5, "correctness_rounds": 1}  # enough samples for the stopping rule, bounded time
 
@@ -521,6 +523,51 @@ def probe_main(case: Case, folder: Path, calls: int) -> None:
         print(f"{case.name} {label}: {out[label]:.2f} us (profile session {secs * 1e3:.0f} ms for {calls} calls)")
 
 
+def kinds_main(case: Case, folder: Path, calls: int, rounds: int = 3) -> dict[str, float]:
+    """CUPTI's two kernel records of the same calls, in the harness's sequence (read flush, code
+    eviction, a hold, the call): CONCURRENT_KERNEL (what the harness reads) against KERNEL, which
+    serializes kernels and might time them as ncu does, launch included. This process only: the
+    tracer module's kinds are patched here, never in a run. Rounds alternate, fresh tracer each."""
+    import torch
+    from harness.measure.devices import tracers
+    from harness.measure.devices.cuda import CudaDevice
+    fn = case_callable(case, folder)
+    device = CudaDevice(0)
+    device.setup()
+    for _ in range(5):
+        fn()
+    torch.cuda.synchronize()
+    lib, source = tracers.load_libcupti()
+
+    def step() -> None:
+        device.flush_cache()
+        torch.cuda._sleep(100_000)
+        fn()
+        torch.cuda._sleep(1)
+
+    def per_call(kernel_kind: int) -> float:
+        tracers.CONCURRENT_KERNEL = kernel_kind
+        tracers.KINDS = (kernel_kind, tracers.MEMCPY, tracers.MEMCPY2, tracers.MEMSET)
+        try:
+            acts = tracers.CuptiTracer(lib, source).trace(lambda: [step() for _ in range(calls)], torch.cuda.synchronize)
+        finally:
+            tracers.CONCURRENT_KERNEL, tracers.KINDS = 10, (10, tracers.MEMCPY, tracers.MEMCPY2, tracers.MEMSET)
+        acts = [a for a in acts if "spin_kernel" not in a.name and not a.name.startswith("Mem")]
+        group = 2 + case.kernels  # the read flush's reduction and the eviction kernel, then the call's own
+        if len(acts) != group * calls:
+            raise RuntimeError(f"{len(acts)} kernels for {calls} calls of {group}: {sorted({a.name[:40] for a in acts})}")
+        return statistics.median(sum(a.dur_us for a in acts[i + 2:i + group]) for i in range(0, len(acts), group))
+
+    out: dict[str, list[float]] = {"concurrent": [], "serialized": []}
+    for _ in range(rounds):
+        out["concurrent"].append(per_call(10))
+        out["serialized"].append(per_call(SERIALIZED_KERNEL))
+    got = {k: statistics.median(v) for k, v in out.items()}
+    print(f"{case.name}: CUPTI CONCURRENT_KERNEL {got['concurrent']:.2f} us {[round(x, 2) for x in out['concurrent']]}, "
+          f"KERNEL (serialized) {got['serialized']:.2f} us {[round(x, 2) for x in out['serialized']]} ({source})", flush=True)
+    return got
+
+
 # -- the peers ----------------------------------------------------------------------------------------
 def load_fib_timing() -> types.ModuleType:
     """FlashInfer-Bench's `bench/timing.py` as a module of its own. The package's __init__ imports
@@ -846,6 +893,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     pr = sub.add_parser("probe", help="where a small kernel's time goes (CUPTI queued vs isolated, ncu all vs none)")
     pr.add_argument("cases", nargs="+", choices=list(cases))
     pr.add_argument("--calls", type=int, default=50)
+    kd = sub.add_parser("kinds", help="CUPTI's CONCURRENT_KERNEL against its serialized KERNEL records, and ncu")
+    kd.add_argument("cases", nargs="+", choices=list(cases))
+    kd.add_argument("--calls", type=int, default=200)
     m = sub.add_parser("manifest", help="write CASE's manifest and files into DIR")
     m.add_argument("case", choices=list(cases))
     m.add_argument("dir", type=Path)
@@ -862,6 +912,12 @@ def main(argv: Sequence[str] | None = None) -> None:
             probe_main(case, folder, args.calls)
             for cc in ("all", "none"):
                 print(f"{name} ncu --cache-control {cc}: {cell(ncu_reading(case, folder, 10, cache_control=cc))}")
+    elif args.cmd == "kinds":
+        for name in args.cases:
+            case = cases[name]
+            folder = case_folder(case, None)
+            kinds_main(case, folder, args.calls)
+            print(f"{name} ncu --cache-control all: {cell(ncu_reading(case, folder, 10))}", flush=True)
     elif args.cmd == "peers":
         case = cases[args.case]
         peers_main(case, case_folder(case, args.dir), args.json)
