@@ -641,5 +641,26 @@ s36)  # after `stash` with .w3 .w9 and `stash` with .w4, carry .w5: every rmsnor
   timeout "$(( $(left) - 10 ))" python3 bench/timing_accuracy.py run --skip peers --max-time-s 1.0 --deadline-s "$(( $(left) - 60 ))" \
     --out "$OUT" --cases add-fp32-1 add-fp32-1M triton-rmsnorm-256x4096 gemm-bf16-1024 softmax-bf16-256x4096 2>&1 | tail -25
   ;;
-*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|s36|cost" >&2; exit 2 ;;
+s37)  # carry .whl .w8 .w11: the flush as one read (an int32 sum had torch copy the buffer to int64 first): the GPU
+  # tests, CUPTI's two kernel records against ncu, issue 12's small kernels; FlashInfer-Bench against opbench alternating
+  # three rounds; make bench cold and warm with what time is left
+  began37=$(date +%s); left() { echo $(( ${S37_S:-540} - ($(date +%s) - began37) )); }
+  pip install -q --no-deps --no-index --target /tmp/site2 .w11/*.whl 2>&1 | grep -v WARNING | tail -2
+  export PYTHONPATH="$PYTHONPATH:/tmp/site2" PATH="$PATH:/tmp/site2/bin"
+  step versions; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  step "GPU tests: test_cuda.py, test_tracers.py, test_cpu.py"
+  timeout 120 python3 -m pytest -q -p no:cacheprovider tests/measure/devices/test_cuda.py tests/measure/devices/test_tracers.py tests/measure/devices/test_cpu.py 2>&1 | grep -E "passed|failed|Error|assert" | head -12
+  step "issue 12: CUPTI's serialized KERNEL records against CONCURRENT_KERNEL's and ncu's, the floor first"
+  timeout 150 python3 bench/timing_accuracy.py kinds add-fp32-1 add-fp32-1M triton-rmsnorm-256x4096 gemm-bf16-1024 \
+    softmax-bf16-256x4096 matmul-bias-relu-bf16-2048 2>&1 | grep -v -i warn | tail -14
+  step "issue 12: the floor and the small kernels through harness run, against ncu"
+  timeout 170 python3 bench/timing_accuracy.py run --skip peers --max-time-s 1.0 --deadline-s 130 \
+    --out "$OUT" --cases add-fp32-1 add-fp32-1M triton-rmsnorm-256x4096 gemm-bf16-1024 softmax-bf16-256x4096 2>&1 | tail -16
+  step "issue 13: FlashInfer-Bench 0.1.2 and opbench on one TraceSet, alternating, three rounds"
+  timeout "$(( $(left) > 150 ? 140 : $(left) - 10 ))" python3 bench/harness_cost.py --device cuda --vs-fib 3 --fib-only --out "$OUT" 2>&1 | grep -E "^round|^flashinfer|^opbench|^\| (torch|triton)-rmsnorm / b" | head -30
+  mkdir -p /tmp/rep; rm -rf /var/tmp/opbench-cache
+  [ "$(left)" -gt 75 ] && bench_run cold . "$(( $(left) - 5 ))"
+  [ "$(left)" -gt 35 ] && bench_run warm . "$(( $(left) - 5 ))"
+  ;;
+*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|s36|s37|cost" >&2; exit 2 ;;
 esac

@@ -536,6 +536,7 @@ def kinds_main(case: Case, folder: Path, calls: int, rounds: int = 3) -> dict[st
     device.setup()
     for _ in range(5):
         fn()
+    device.flush_cache()  # its buffer and the eviction kernel made now, not inside the first trace
     torch.cuda.synchronize()
     lib, source = tracers.load_libcupti()
 

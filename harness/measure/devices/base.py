@@ -105,9 +105,11 @@ class Device(ABC):
         """Evict the cache by reading a buffer twice its size; called outside the timed region.
 
         A read, not a write (do_bench zeroes a buffer): a write leaves the cache full of dirty lines
-        whose write-back then lands inside the timed call, charging the solution for the flush."""
+        whose write-back then lands inside the timed call, charging the solution for the flush. Floats:
+        torch sums an int32 tensor by first copying it to int64 (a write of twice the bytes, then a
+        second read: three passes where one is meant, found on the H100 on 2026-12-07)."""
         if self._flush_buffer is None:
-            self._flush_buffer = torch.zeros(2 * self.l2_bytes() // 4, dtype=torch.int32, device=self.torch_device)
+            self._flush_buffer = torch.zeros(2 * self.l2_bytes() // 4, dtype=torch.float32, device=self.torch_device)
         self._flush_buffer.sum()
 
     def fit_to(self, footprint_bytes: int) -> None:

@@ -184,8 +184,8 @@ class CpuDevice(Device):
             self._heap_reserved = max(self._heap_reserved, reserve_heap(want))
 
     def flush_cache(self) -> None:
-        """Read the flush's bytes as float64 zeros: the same bytes as the base class's int32 buffer, but
-        torch sums int32 into int64 on a scalar path (~15x slower on CPU), while a float sum streams."""
+        """Read the first `_flush_bytes` of the buffer (float64 zeros: a float sum streams, with no copy),
+        sized by `fit_to` where the base class reads the whole of it."""
         if self._flush_buffer is None:
             self._flush_buffer = torch.zeros(2 * self.l2_bytes() // 8, dtype=torch.float64)
         self._flush_buffer[: self._flush_bytes // 8].sum()

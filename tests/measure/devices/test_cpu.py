@@ -71,3 +71,20 @@ def test_the_flush_is_sized_by_what_the_call_touches() -> None:
     assert dev._flush_bytes == hi
     info = dev.info()["flush"]
     assert (info["min_bytes"], info["max_bytes"]) == (lo, hi)
+
+
+def test_the_accelerators_flush_only_reads_its_buffer() -> None:
+    """The base class's flush (CUDA's, the NPU's), run on the CPU: one reduction and no copy. An int32
+    buffer had torch copy it to int64 first, which wrote twice the bytes the flush meant to read."""
+    from torch.profiler import profile
+
+    from harness.measure.devices.base import Device
+
+    dev = CpuDevice()
+    Device.flush_cache(dev)  # makes the buffer
+    assert dev._flush_buffer is not None
+    whole = [dev._flush_buffer.numel()]
+    with profile(record_shapes=True) as prof:
+        Device.flush_cache(dev)
+    on_it = {e.key for e in prof.key_averages(group_by_input_shape=True) if whole in e.input_shapes}
+    assert on_it == {"aten::sum"}, on_it  # no copy of the buffer (a scalar's copy inside sum is no pass)
