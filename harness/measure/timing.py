@@ -137,23 +137,29 @@ class Sampler:
         start = time.perf_counter()
         n = 0
         enqueue: list[float] = []
+        marker = dev.event()
         with dev.stream():
             # every input set at least once: a timed sample is then never its set's first call, so a cache
             # keyed on buffer addresses is stale in every sample a re-check may pick, not in some of them
             while n < max(cfg.warmup_count, len(self.calls)) or (time.perf_counter() - start) * 1e3 < cfg.warmup_ms:
                 self.before_sample(n % len(self.calls), None)
                 dev.synchronize()
-                t0 = time.perf_counter()
-                self.calls[n % len(self.calls)]()
+                t0 = time.perf_counter()  # what a sample queues after its hold (`_sample`): its start
+                marker.record()           # event, the harness stream entered anew, the call
+                with dev.stream():
+                    self.calls[n % len(self.calls)]()
                 enqueue.append((time.perf_counter() - t0) * 1e6)
                 n += 1
                 if n >= len(self.calls) and (time.perf_counter() - start) > cfg.max_time_s:
                     break
             dev.synchronize()
         host_us = statistics.median(enqueue[1:] or enqueue)
-        # Enough device-side hold to cover queueing the call (plus events); capped so a slow
-        # host-bound call is not hidden behind an unbounded sleep.
-        self.hold_us = min(1.5 * host_us + 20.0, MAX_HOLD_US)
+        # Device-side hold to cover what the host queues after it, twice over: the hold can start as soon
+        # as it is queued (the flush before it takes the device ~35 us on an H100), and a hold cut short
+        # puts the host's launch time inside the sample (a Triton RMSNorm's events read 27 us against 5
+        # when the hold covered the call alone, 2026-12-07). Capped so a slow host-bound call is not
+        # hidden behind an unbounded sleep.
+        self.hold_us = min(2.0 * host_us + 20.0, MAX_HOLD_US)
         with dev.stream():  # the first hold calibrates the spin kernel: here, not inside a traced chunk
             dev.hold(self.hold_us)
             dev.synchronize()
