@@ -667,8 +667,9 @@ s38)  # carry .whl .w8: the hold sized from what a sample queues after it (event
   began38=$(date +%s); left() { echo $(( ${S38_S:-330} - ($(date +%s) - began38) )); }
   step versions; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   step "issue 12: the floor and the small kernels through harness run, against ncu"
-  timeout 150 python3 bench/timing_accuracy.py run --skip peers --max-time-s 1.0 --deadline-s 110 \
-    --out "$OUT" --cases add-fp32-1 add-fp32-1M triton-rmsnorm-256x4096 gemm-bf16-1024 softmax-bf16-256x4096 2>&1 | tail -24
+  timeout "$(( $(left) - 10 ))" python3 bench/timing_accuracy.py run --skip peers --max-time-s 1.0 --deadline-s "$(( $(left) > 150 ? 110 : $(left) - 45 ))" \
+    --out "$OUT" --cases ${CASES38:-add-fp32-1 add-fp32-1M triton-rmsnorm-256x4096 gemm-bf16-1024 softmax-bf16-256x4096} 2>&1 | tail -24
+  [ "$(left)" -lt 80 ] && exit 0
   step "cheats that touch the timer, on CUDA"
   timeout 90 python3 -m harness run manifests/cheats.yaml --device cuda --quiet --out /tmp/rep/cheats $(for s in honest side-stream forged-activities stand-in-tracer legacy-stream compiled; do echo --solution $s; done) > /tmp/cheats.txt 2>&1; echo "exit $?"
   grep -E "^(honest|side-stream|forged|stand-in|legacy|compiled)" /tmp/cheats.txt | cut -c1-120 | head -14
