@@ -657,7 +657,7 @@ s37)  # carry .whl .w8 .w11: the flush as one read (an int32 sum had torch copy 
   timeout 170 python3 bench/timing_accuracy.py run --skip peers --max-time-s 1.0 --deadline-s 130 \
     --out "$OUT" --cases add-fp32-1 add-fp32-1M triton-rmsnorm-256x4096 gemm-bf16-1024 softmax-bf16-256x4096 2>&1 | tail -16
   step "issue 13: FlashInfer-Bench 0.1.2 and opbench on one TraceSet, alternating, three rounds"
-  timeout "$(( $(left) > 150 ? 140 : $(left) - 10 ))" python3 bench/harness_cost.py --device cuda --vs-fib 3 --fib-only --out "$OUT" 2>&1 | grep -E "^round|^flashinfer|^opbench|^\| (torch|triton)-rmsnorm / b" | head -30
+  timeout "$(( $(left) > 150 ? 140 : $(left) - 10 ))" python3 bench/harness_cost.py --device cuda --vs-fib --fib-rounds 3 --fib-only --out "$OUT" 2>&1 | grep -E "^round|^flashinfer|^opbench|^\| (torch|triton)-rmsnorm / b" | head -30
   mkdir -p /tmp/rep; rm -rf /var/tmp/opbench-cache
   [ "$(left)" -gt 75 ] && bench_run cold . "$(( $(left) - 5 ))"
   [ "$(left)" -gt 35 ] && bench_run warm . "$(( $(left) - 5 ))"

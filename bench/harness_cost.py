@@ -23,10 +23,11 @@ and, per run, the command's own wall time against the sum of its rows (the rest:
 the reference's worker, report writing).
 
     python bench/timing_accuracy.py ...                 # accuracy; this script is cost
-    python bench/harness_cost.py [MANIFEST ...] [--device cpu|cuda] [--add-gib G] [--out DIR] [--vs-fib [ROUNDS]] [--fib-only] [--timeout-s S]
+    python bench/harness_cost.py [MANIFEST ...] [--device cpu|cuda] [--add-gib G] [--out DIR] [--vs-fib [--fib-rounds N] [--fib-only]] [--timeout-s S]
 
 `--vs-fib` also writes one RMSNorm problem (4 workloads, a PyTorch and a Triton solution, destination
-passing) as a FlashInfer-Bench TraceSet and runs it twice, unmodified: `flashinfer-bench run --local`
+passing) as a FlashInfer-Bench TraceSet and runs it with both harnesses, unmodified (`--fib-rounds` times,
+alternating which goes first): `flashinfer-bench run --local`
 (FlashInfer-Bench 0.1.2, its defaults: 10 warmups, 50 iterations, 3 trials) and `python -m harness run`
 (opbench's defaults: fresh inputs per round, the re-checks, cold L2, the stopping rule), and prints both
 commands' wall time and each row's status and latency side by side.
@@ -148,21 +149,28 @@ def fib_traceset(root: Path, hardware: str) -> Path:
 
 
 def vs_fib(work: Path, device: str, rounds: int = 1) -> dict[str, Any]:
-    """Both harnesses' wall time on the same TraceSet, alternating for `rounds` rounds (a fresh copy of the
-    TraceSet each: FlashInfer-Bench writes its traces into it), and each row's status and latency (the
-    last round's)."""
-    fib_walls, our_walls = [], []
+    """Both harnesses' wall time on the same TraceSet for `rounds` rounds, which goes first alternating (a
+    fresh copy of the TraceSet each: FlashInfer-Bench writes its traces into it); the medians leave out
+    rounds where FlashInfer-Bench failed. Each row's status and latency are the last round's."""
+    fib_walls, our_walls, fib_exits = [], [], []
     for i in range(rounds):
         root = fib_traceset(work / f"fib-traceset-{i}", "H200" if device == "cuda" else device)
         rows: dict[tuple[str, str], dict[str, Any]] = {}
+        if i % 2:
+            our_wall, traces, our_tail = run_manifest(root, device, work / f"fib-opbench-{i}")
         start = time.perf_counter()
         fib = subprocess.run([sys.executable, "-c", "from flashinfer_bench.cli.main import cli; cli()", "run",
                               "--local", str(root)], capture_output=True, text=True)
         fib_walls.append(time.perf_counter() - start)
-        our_wall, traces, our_tail = run_manifest(root, device, work / f"fib-opbench-{i}")
+        fib_exits.append(fib.returncode)
+        if not i % 2:
+            our_wall, traces, our_tail = run_manifest(root, device, work / f"fib-opbench-{i}")
         our_walls.append(our_wall)
-        print(f"round {i + 1}: flashinfer-bench {fib_walls[-1]:.1f} s, opbench {our_wall:.1f} s", flush=True)
-    fib_wall, our_wall = statistics.median(fib_walls), statistics.median(our_walls)
+        print(f"round {i + 1} ({'opbench' if i % 2 else 'flashinfer-bench'} first): flashinfer-bench "
+              f"{fib_walls[-1]:.1f} s (exit {fib.returncode}), opbench {our_wall:.1f} s", flush=True)
+    ok = [i for i in range(rounds) if fib_exits[i] == 0] or list(range(rounds))
+    fib_wall = statistics.median(fib_walls[i] for i in ok)
+    our_wall = statistics.median(our_walls[i] for i in ok)
     for jsonl in sorted((root / "traces").rglob("*.jsonl")):
         for line in jsonl.read_text().splitlines():
             t = json.loads(line)
@@ -172,8 +180,8 @@ def vs_fib(work: Path, device: str, rounds: int = 1) -> dict[str, Any]:
     for t in traces:
         rows.setdefault((t["solution"], t["workload"]), {})["opbench"] = (t["status"], (t.get("timing") or {}).get("median_ms"))
     print(f"\n## the same TraceSet ({len(FIB_SOLUTIONS)} solutions x 4 workloads) on {device}\n")
-    print(f"flashinfer-bench 0.1.2 run --local: {fib_wall:.1f} s (median of {rounds}; last exit {fib.returncode})")
-    print(f"opbench (python -m harness run):    {our_wall:.1f} s (median of {rounds})")
+    print(f"flashinfer-bench 0.1.2 run --local: {fib_wall:.1f} s (median of {len(ok)} of {rounds} rounds; exits {fib_exits})")
+    print(f"opbench (python -m harness run):    {our_wall:.1f} s (the same rounds)")
     print(f"opbench / flashinfer-bench wall: {our_wall / fib_wall:.2f}x\n")
     print("| solution / workload | FIB status | FIB latency ms | opbench status | opbench median ms |")
     print("|---|---|---|---|---|")
@@ -188,6 +196,7 @@ def vs_fib(work: Path, device: str, rounds: int = 1) -> dict[str, Any]:
     print(f"\nopbench's rows on the TraceSet: rows {sum(r['total'] for r in ours):.1f} s of the command's "
           f"{our_wall:.1f} s\n\n{table(ours)}")
     return {"fib_wall_s": fib_wall, "opbench_wall_s": our_wall, "fib_walls_s": fib_walls, "opbench_walls_s": our_walls,
+            "fib_exits": fib_exits,
             "rows": {f"{s} / {w}": r for (s, w), r in rows.items()}}
 
 
@@ -251,12 +260,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda", "npu"])
     p.add_argument("--add-gib", type=float, default=None, help="GiB per tensor of the generated add problem")
     p.add_argument("--out", type=Path, default=Path(os.environ["OUT"]) if os.environ.get("OUT") else None)
-    p.add_argument("--vs-fib", type=int, nargs="?", const=1, default=0, metavar="ROUNDS",
-                   help="also run FlashInfer-Bench 0.1.2 and opbench on one TraceSet, alternating, ROUNDS times (1)")
+    p.add_argument("--vs-fib", action="store_true", help="also run FlashInfer-Bench 0.1.2 and opbench on one TraceSet")
+    p.add_argument("--fib-rounds", type=int, default=1, help="with --vs-fib: rounds, alternating which runs first")
     p.add_argument("--fib-only", action="store_true", help="with --vs-fib: no manifest of our own")
     p.add_argument("--timeout-s", type=float, default=None, help="interrupt each manifest's run after this long "
                    "(its finished rows are kept and shown)")
     args = p.parse_args(argv)
+    if (args.fib_only or args.fib_rounds != 1) and not args.vs_fib:
+        p.error("--fib-only and --fib-rounds go with --vs-fib")
+    if args.fib_only and args.manifests:
+        p.error("--fib-only runs no manifest of our own: leave the manifests out")
+    if args.fib_rounds < 1:
+        p.error("--fib-rounds must be 1 or more")
     work = Path(tempfile.mkdtemp(prefix="harness-cost-"))
     manifests = list(args.manifests)
     if not manifests and not args.fib_only:
@@ -279,7 +294,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                   f"target 1 s")
         results[str(manifest)] = {"wall_s": wall, "rows": rows}
     if args.vs_fib:
-        results["vs_fib"] = vs_fib(work, args.device, args.vs_fib)
+        results["vs_fib"] = vs_fib(work, args.device, args.fib_rounds)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "harness_cost.json").write_text(json.dumps(results, indent=1))

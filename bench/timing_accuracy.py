@@ -547,12 +547,13 @@ def kinds_main(case: Case, folder: Path, calls: int, rounds: int = 3) -> dict[st
         torch.cuda._sleep(1)
 
     def per_call(kernel_kind: int) -> float:
+        saved = tracers.CONCURRENT_KERNEL, tracers.KINDS
         tracers.CONCURRENT_KERNEL = kernel_kind
-        tracers.KINDS = (kernel_kind, tracers.MEMCPY, tracers.MEMCPY2, tracers.MEMSET)
+        tracers.KINDS = (kernel_kind, *saved[1][1:])
         try:
             acts = tracers.CuptiTracer(lib, source).trace(lambda: [step() for _ in range(calls)], torch.cuda.synchronize)
         finally:
-            tracers.CONCURRENT_KERNEL, tracers.KINDS = 10, (10, tracers.MEMCPY, tracers.MEMCPY2, tracers.MEMSET)
+            tracers.CONCURRENT_KERNEL, tracers.KINDS = saved
         acts = [a for a in acts if "spin_kernel" not in a.name and not a.name.startswith("Mem")]
         group = 2 + case.kernels  # the read flush's reduction and the eviction kernel, then the call's own
         if len(acts) != group * calls:
@@ -917,7 +918,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         for name in args.cases:
             case = cases[name]
             folder = case_folder(case, None)
-            kinds_main(case, folder, args.calls)
+            try:
+                kinds_main(case, folder, args.calls)
+            except RuntimeError as exc:  # one case's trace that would not read: the others still run
+                print(f"{name}: {exc}", flush=True)
             print(f"{name} ncu --cache-control all: {cell(ncu_reading(case, folder, 10))}", flush=True)
     elif args.cmd == "peers":
         case = cases[args.case]

@@ -94,7 +94,7 @@ def stopping_decision(samples: Sequence[float], elapsed_s: float, cfg: BenchConf
 class WarmupInfo:
     calls: int
     ms: float
-    host_enqueue_us: float  # host time to queue one call: what the hold must cover
+    host_enqueue_us: float  # host time to queue what follows the hold (start event, stream, call): what it must cover
     hold_us: float
 
 
@@ -144,11 +144,12 @@ class Sampler:
             while n < max(cfg.warmup_count, len(self.calls)) or (time.perf_counter() - start) * 1e3 < cfg.warmup_ms:
                 self.before_sample(n % len(self.calls), None)
                 dev.synchronize()
-                t0 = time.perf_counter()  # what a sample queues after its hold (`_sample`): its start
-                marker.record()           # event, the harness stream entered anew, the call
+                with dev.stream():  # what a sample queues after its hold, as `_sample` queues it: its start
+                    t0 = time.perf_counter()  # event, the harness stream left and entered anew, the call
+                    marker.record()
                 with dev.stream():
                     self.calls[n % len(self.calls)]()
-                enqueue.append((time.perf_counter() - t0) * 1e6)
+                    enqueue.append((time.perf_counter() - t0) * 1e6)
                 n += 1
                 if n >= len(self.calls) and (time.perf_counter() - start) > cfg.max_time_s:
                     break

@@ -36,3 +36,20 @@ def test_a_cpu_run_prints_each_rows_cost(hc, tmp_path: Path, capsys) -> None:
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1] == "PASSED" and float(cells[2]) > 0 and float(cells[3]) > 0  # total, and the first row's build
     assert (tmp_path / "out" / "harness_cost.json").is_file()
+
+
+def test_overhead_is_issue_13s_definition(hc) -> None:
+    """Wall minus build, correctness work and the measured device time: a solution's own host work in its
+    correctness calls (cudnn-graph's 0.7 s a row) is not the harness's."""
+    trace = {"solution": "s", "workload": "w", "status": "PASSED",
+             "cost_s": {"total": 1.0, "build": 0.1, "correctness": 0.5},
+             "timing": {"measured_ms": 100.0}, "reference_timing": {"measured_ms": 100.0}}
+    assert hc.row_cost(trace)["overhead"] == pytest.approx(0.2)
+
+
+@pytest.mark.parametrize("argv", [["--fib-only"], ["--fib-rounds", "3"], ["--vs-fib", "--fib-rounds", "0"],
+                                  ["m.yaml", "--vs-fib", "--fib-only"]])
+def test_the_flashinfer_bench_options_are_checked(hc, argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        hc.main(argv)
+    assert exc.value.code == 2

@@ -220,7 +220,7 @@ class NpuDevice(Device):
         return NpuEvent()
 
     def l2_bytes(self) -> int:
-        # triton-ascend's do_bench_npu flushes 192 MiB; the base class writes twice this.
+        # triton-ascend's do_bench_npu flushes 192 MiB; the base class reads twice this.
         return 96 * 1024 ** 2
 
     def release_cached_memory(self) -> None:
