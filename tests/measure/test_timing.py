@@ -2,14 +2,16 @@
 the sampler itself on the CPU device (real events: host timestamps)."""
 from __future__ import annotations
 
+import contextlib
 import math
 import time
+from typing import Iterator
 
 import pytest
 
 from harness.measure.devices.cpu import CpuDevice
 from harness.spec.model import BenchConfig
-from harness.measure.timing import MIN_CHUNKS, Sampler, hidden_work_suspected, stopping_decision, throttled
+from harness.measure.timing import MAX_HOLD_US, MIN_CHUNKS, Sampler, hidden_work_suspected, stopping_decision, throttled
 from harness.results.stats import quantile, rse_of_median, summarize
 
 
@@ -98,6 +100,23 @@ def test_sampler_rotates_inputs_and_hooks_every_call() -> None:
 class Queueing(CpuDevice):
     """The CPU standing in for a device whose calls queue work (the check's path for CUDA and NPU)."""
     queues_work = True
+
+
+def test_the_hold_covers_what_a_sample_queues_after_it() -> None:
+    """Between the hold and the call a sample records its start event and enters the harness stream
+    anew; on a device where switching streams costs host time, warm-up counts that time, and the hold
+    is twice it plus 20 us (sized to the call alone, a hold ran out before the call was queued on the
+    H100 and events read Triton's launch: 27 us for 5)."""
+    class SlowStreams(Queueing):
+        @contextlib.contextmanager
+        def stream(self) -> Iterator[None]:
+            time.sleep(0.0003)  # entering
+            yield
+            time.sleep(0.0003)  # leaving
+
+    info = Sampler(SlowStreams(), [lambda: None], BenchConfig(cache="warm", warmup_count=3, warmup_ms=0)).warmup()
+    assert info.host_enqueue_us >= 600  # left after the start event, entered for the call
+    assert info.hold_us == pytest.approx(min(2 * info.host_enqueue_us + 20, MAX_HOLD_US))
 
 
 def test_cold_cache_flushes_before_every_sample() -> None:
