@@ -1,6 +1,4 @@
-import sys
-
-from harness.cli import main
+from harness.cli import cli
 
 if __name__ == "__main__":
-    sys.exit(main())
+    cli()

@@ -10,10 +10,11 @@ from __future__ import annotations
 import argparse
 import sys
 from functools import partial
-from typing import Callable, Sequence
+from typing import Callable, NoReturn, Sequence
 
 from harness.cli import benchgen, launch, results, runbench
 from harness.cli import run as run_cmd
+from harness.cli.exit import exit_with
 from harness.errors import OpbenchError
 from harness.results.interrupt import EXIT_CODE as INTERRUPTED
 from harness.spec.text import clean
@@ -49,6 +50,11 @@ def commands() -> dict[str, Command]:
             "merge": results.cmd_merge, "report": results.cmd_report, "run-bench": runbench.cmd_run_bench,
             "bench-gen": benchgen.cmd_bench_gen,
             "launch": partial(launch.cmd_launch, run_local=main), "reproduce": partial(launch.cmd_reproduce, run_local=main)}
+
+
+def cli() -> NoReturn:
+    """The `opbench` and `python -m harness` entry point."""
+    exit_with(main())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -18,8 +18,9 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Sequence
+from typing import NoReturn, Sequence
 
+from harness.cli.exit import exit_with
 from harness.errors import InputError, OpbenchError
 from harness.execute import spawn
 from harness.results.interrupt import EXIT_CODE as INTERRUPTED
@@ -123,5 +124,15 @@ def sol_execbench(argv: Sequence[str] | None = None) -> int:
     return main(argv, prog="sol-execbench")
 
 
+def cli() -> NoReturn:
+    """The `hpc-bench` entry point (`exit_with`: no interpreter teardown after the report)."""
+    exit_with(main())
+
+
+def sol_execbench_cli() -> NoReturn:
+    """The `sol-execbench` entry point."""
+    exit_with(sol_execbench())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    cli()
