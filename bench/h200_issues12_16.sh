@@ -677,5 +677,18 @@ s38)  # carry .whl .w8: the hold sized from what a sample queues after it (event
   [ "$(left)" -gt 70 ] && bench_run cold . "$(( $(left) - 5 ))"
   [ "$(left)" -gt 30 ] && bench_run warm . "$(( $(left) - 3 ))"
   ;;
-*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|s36|s37|s38|cost" >&2; exit 2 ;;
+acc)  # carry .whl .w8: issue 12's proof, every case with every timer and peer, in two calls on one warm machine
+  # (13 cases at 55-70 s each do not fit one): ACC_PART=1 the cases under 50 us, ACC_PART=2 the rest (CUDA C++ first,
+  # its nvcc build), each part's JSON kept in /tmp/acc; the second call prints one table of both (`table`)
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  case "${ACC_PART:-1}" in
+  1) cases="add-fp32-1 add-fp32-1M triton-rmsnorm-256x4096 gemm-bf16-1024 softmax-bf16-256x4096 matmul-bias-relu-bf16-2048 add-fp32-16M" ;;
+  *) cases="cuda-rmsnorm-4096x8192 triton-rmsnorm-4096x8192 gemm-bf16-4096 softmax-bf16-8192x8192 add-fp32-256M gemm-bf16-8192" ;;
+  esac
+  timeout "${ACC_S:-560}" python3 bench/timing_accuracy.py run --max-time-s 1.0 --deadline-s "$(( ${ACC_S:-560} - 70 ))" \
+    --out "/tmp/acc/part${ACC_PART:-1}" --cases $cases 2>&1 | grep -E "^\[|wall time|Not run" | cut -c1-200
+  for d in /tmp/acc/part*; do cp "$d/timing_accuracy.json" "$OUT/$(basename "$d").json" 2>/dev/null; done
+  ls /tmp/acc/part*/timing_accuracy.json && python3 bench/timing_accuracy.py table /tmp/acc/part*/timing_accuracy.json 2>&1 | tail -45
+  ;;
+*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|s36|s37|s38|acc|cost" >&2; exit 2 ;;
 esac

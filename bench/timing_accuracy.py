@@ -25,6 +25,7 @@ sums the kernels' durations and leaves out the gaps between them, which every ot
     python bench/timing_accuracy.py peers CASE --json PATH [--dir D]  # inner: do_bench, FIB, cuda-bench on CASE
     python bench/timing_accuracy.py manifest CASE DIR                 # write CASE's manifest and files, print its path
     python bench/timing_accuracy.py probe CASE... | kinds CASE...      # CUPTI in other sequences or record kinds, and ncu
+    python bench/timing_accuracy.py table A/timing_accuracy.json B/...  # one table from runs of parts of the cases
 
 `run` writes every number to `$OUT/timing_accuracy.json` (or `--out`). The peers need
 `PYTHONPATH` to hold triton, flashinfer_bench (`pip install --no-deps --target`) and cuda-bench.
@@ -50,6 +51,7 @@ import sys
 import tempfile
 import time
 import types
+import dataclasses
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -811,7 +813,6 @@ def run_main(cases: Sequence[Case], skip: set[str], calls: int, max_time_s: floa
     """`deadline_s`: start no case that would end past that many seconds at the mean pace so far (a device
     call has a hard limit). Each case's row is printed as it finishes, and SIGTERM (`timeout`) or Ctrl-C
     ends the run with the table of the cases that finished, saying which were left out."""
-    from tabulate import tabulate
     began = time.monotonic()
     bench = {**BENCH, "max_time_s": max_time_s}
     rows: list[Row] = []
@@ -847,6 +848,22 @@ def run_main(cases: Sequence[Case], skip: set[str], calls: int, max_time_s: floa
             progress(f"[{i}/{len(cases)}] {case.name}: {time.monotonic() - t0:.0f} s "
                      f"({time.monotonic() - began:.0f} s in all): " + " | ".join(table_rows([row])[0][1:]))
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    print_results(rows)
+    if left:
+        print(f"\nNot run ({why}): {', '.join(left)}")
+    settings = {"ncu_calls": calls, "bench": bench, "skip": sorted(skip), "python": sys.version.split()[0],
+                "wall_s": round(time.monotonic() - began, 1), "not_run": left}
+    print(f"\nwall time {settings['wall_s']:.0f} s")
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / "timing_accuracy.json"
+        path.write_text(json.dumps(results_json(rows, settings), indent=2))
+        print(f"numbers: {path}")
+
+
+def print_results(rows: Sequence[Row]) -> None:
+    """The table, the kernels per call, the floors and the notes."""
+    from tabulate import tabulate
     print(f"\nPer-call time (us) and error against Nsight Compute (timer / ncu - 1), {len(rows)} kernels\n")
     print(tabulate(table_rows(rows), headers=HEADERS, tablefmt="github"))
     print("\nKernels per call:")
@@ -859,16 +876,42 @@ def run_main(cases: Sequence[Case], skip: set[str], calls: int, max_time_s: floa
     if notes:
         print("\nNotes:")
         print("\n".join(notes))
-    if left:
-        print(f"\nNot run ({why}): {', '.join(left)}")
-    settings = {"ncu_calls": calls, "bench": bench, "skip": sorted(skip), "python": sys.version.split()[0],
-                "wall_s": round(time.monotonic() - began, 1), "not_run": left}
-    print(f"\nwall time {settings['wall_s']:.0f} s")
-    if out:
-        out.mkdir(parents=True, exist_ok=True)
-        path = out / "timing_accuracy.json"
-        path.write_text(json.dumps(results_json(rows, settings), indent=2))
-        print(f"numbers: {path}")
+
+
+READING_TYPES = {"ncu": NcuReading, "opbench_default": OpbenchReading, "opbench_events": OpbenchReading}
+
+
+def rows_from_json(doc: dict[str, Any], cases: dict[str, Case]) -> list[Row]:
+    """The rows a `run` wrote (`results_json`), read back: the cases by name, each reading as its type."""
+    def reading(key: str, got: dict[str, Any] | None) -> Reading | None:
+        if got is None:
+            return None
+        kind = READING_TYPES.get(key, Reading)
+        names = {f.name for f in dataclasses.fields(kind)}
+        kw = {k: tuple(v) if isinstance(v, list) else v for k, v in got.items() if k in names}
+        return kind(**kw)
+
+    rows = []
+    for name, entry in doc["cases"].items():
+        row = Row(cases[name], reading("ncu", entry.get("ncu")), reading("opbench_default", entry.get("opbench_default")),
+                  reading("opbench_events", entry.get("opbench_events")))
+        row.peers = {k: r for k in ("do_bench", "fib", "cuda_bench") if (r := reading(k, entry.get(k))) is not None}
+        rows.append(row)
+    return rows
+
+
+def table_main(paths: Sequence[Path], cases: dict[str, Case]) -> None:
+    """One table from the JSON of several `run`s (parts of the case list, run back to back on one machine,
+    where all of them do not fit one device call): a case in more than one file is taken from the last."""
+    rows: dict[str, Row] = {}
+    for path in paths:
+        doc = json.loads(path.read_text())
+        s = doc.get("settings", {})
+        print(f"{path}: {len(doc['cases'])} cases, wall {s.get('wall_s')} s, bench {s.get('bench')}, "
+              f"skipped {s.get('skip')}, not run {s.get('not_run')}")
+        rows.update((row.case.name, row) for row in rows_from_json(doc, cases))
+    order = list(cases)
+    print_results(sorted(rows.values(), key=lambda row: order.index(row.case.name)))
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -898,6 +941,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     kd = sub.add_parser("kinds", help="CUPTI's CONCURRENT_KERNEL against its serialized KERNEL records, and ncu")
     kd.add_argument("cases", nargs="+", choices=list(cases))
     kd.add_argument("--calls", type=int, default=200)
+    t = sub.add_parser("table", help="one table from the timing_accuracy.json of several runs (parts of the cases)")
+    t.add_argument("json", nargs="+", type=Path)
     m = sub.add_parser("manifest", help="write CASE's manifest and files into DIR")
     m.add_argument("case", choices=list(cases))
     m.add_argument("dir", type=Path)
@@ -923,6 +968,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             except RuntimeError as exc:  # one case's trace that would not read: the others still run
                 print(f"{name}: {exc}", flush=True)
             print(f"{name} ncu --cache-control all: {cell(ncu_reading(case, folder, 10))}", flush=True)
+    elif args.cmd == "table":
+        table_main(args.json, cases)
     elif args.cmd == "peers":
         case = cases[args.case]
         peers_main(case, case_folder(case, args.dir), args.json)

@@ -342,3 +342,24 @@ def test_floors_come_off_both_sides_for_small_kernels(ta):
     assert len(lines) == 2, "only kernels under 10 us"
     assert ta.floor_lines([small]) == [], "no floor case, no floor lines"
 
+
+
+def test_runs_of_parts_make_one_table(ta, tmp_path, capsys):
+    """The cases do not fit one device call with every timer: `table` reads each part's JSON back and
+    prints one table, in the cases' order, with the floors taken across parts."""
+    cases = ta.all_cases()
+    part1 = [ta.Row(cases["add-fp32-1M"], ncu=ta.NcuReading(5.0, kernels_per_call=1, kernel_names=("add",)),
+                    opbench_default=ta.OpbenchReading(4.25, mode="cupti", n=300, rule_met=True, flags=("NOISY(x)",)),
+                    peers={"fib": ta.failed("no flashinfer_bench"), "do_bench": ta.Reading(7.0, "median")})]
+    part2 = [ta.Row(cases[ta.FLOOR], ncu=ta.NcuReading(2.0, kernels_per_call=1),
+                    opbench_default=ta.OpbenchReading(1.25, mode="cupti"))]
+    paths = []
+    for i, rows in enumerate((part1, part2)):
+        paths.append(tmp_path / f"p{i}.json")
+        paths[-1].write_text(json.dumps(ta.results_json(rows, {"wall_s": 1.0, "bench": {}, "skip": [], "not_run": []})))
+    back = ta.rows_from_json(json.loads(paths[0].read_text()), cases)
+    assert ta.table_rows(back) == ta.table_rows(part1) and back[0].opbench_default.flags == ("NOISY(x)",)
+    ta.main(["table", *map(str, paths)])
+    out = capsys.readouterr().out
+    assert out.index("| add-fp32-1 ") < out.index("| add-fp32-1M ")  # the cases' order, not the files'
+    assert "- add-fp32-1M: ncu 3.00 us above its floor" in out and "fib: no flashinfer_bench" in out
