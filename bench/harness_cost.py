@@ -155,7 +155,6 @@ def vs_fib(work: Path, device: str, rounds: int = 1) -> dict[str, Any]:
     fib_walls, our_walls, fib_exits = [], [], []
     for i in range(rounds):
         root = fib_traceset(work / f"fib-traceset-{i}", "H200" if device == "cuda" else device)
-        rows: dict[tuple[str, str], dict[str, Any]] = {}
         if i % 2:
             our_wall, traces, our_tail = run_manifest(root, device, work / f"fib-opbench-{i}")
         start = time.perf_counter()
@@ -171,6 +170,7 @@ def vs_fib(work: Path, device: str, rounds: int = 1) -> dict[str, Any]:
     ok = [i for i in range(rounds) if fib_exits[i] == 0] or list(range(rounds))
     fib_wall = statistics.median(fib_walls[i] for i in ok)
     our_wall = statistics.median(our_walls[i] for i in ok)
+    rows: dict[tuple[str, str], dict[str, Any]] = {}  # the last round's
     for jsonl in sorted((root / "traces").rglob("*.jsonl")):
         for line in jsonl.read_text().splitlines():
             t = json.loads(line)

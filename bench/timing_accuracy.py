@@ -51,8 +51,7 @@ import sys
 import tempfile
 import time
 import types
-import dataclasses
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -448,6 +447,29 @@ def kernel_main(case: Case, folder: Path, calls: int) -> None:
     torch.cuda.profiler.stop()
 
 
+def harness_sequence(device: Any, fn: Callable[[], Any], evict: bool = True) -> Callable[[], None]:
+    """One sample as the harness queues it on CUDA: its read flush (and the SMs' instruction-cache
+    eviction), a hold, the call, a marker. `probe` and `kinds` trace the call's kernels in it."""
+    import torch
+    from harness.measure.devices.base import Device
+
+    def step() -> None:
+        Device.flush_cache(device)  # the read flush alone (CudaDevice's own adds the eviction)
+        if evict:
+            device.evict_code()
+        torch.cuda._sleep(100_000)
+        fn()
+        torch.cuda._sleep(1)
+    return step
+
+
+def median_per_call(durations_us: Sequence[float], before: int, kernels: int) -> float:
+    """Median over calls of the summed durations of each call's kernels, in a trace of steps that each ran
+    `before` harness kernels (flush, eviction) ahead of the call's `kernels`."""
+    group = before + kernels
+    return statistics.median(sum(durations_us[i + before:i + group]) for i in range(0, len(durations_us), group))
+
+
 def probe_main(case: Case, folder: Path, calls: int) -> None:
     """Where a small kernel's time goes: CUPTI kernel durations of the same calls queued back to back
     behind a hold (opbench's sequence: zeroing flush, the harness's read flush, and that plus its
@@ -473,9 +495,7 @@ def probe_main(case: Case, folder: Path, calls: int) -> None:
         t1 = time.perf_counter()
         evs = [e for e in prof.profiler.kineto_results.events() if e.device_type() == torch.autograd.DeviceType.CUDA]
         evs = sorted((e for e in evs if "spin_kernel" not in e.name()), key=lambda e: e.start_ns())
-        group = before + case.kernels
-        per_call = [sum(e.duration_ns() for e in evs[i + before:i + group]) / 1e3 for i in range(0, len(evs), group)]
-        return statistics.median(per_call), t1 - t0
+        return median_per_call([e.duration_ns() / 1e3 for e in evs], before, case.kernels), t1 - t0
 
     def queued_cold() -> None:
         flush.zero_()
@@ -485,16 +505,6 @@ def probe_main(case: Case, folder: Path, calls: int) -> None:
 
     from harness.measure.devices.cuda import CudaDevice
     device = CudaDevice(0)
-
-    def harness_flush(evict: bool) -> Callable[[], None]:
-        def step() -> None:  # the harness's read flush, with or without its instruction-cache eviction
-            super(CudaDevice, device).flush_cache()
-            if evict:
-                device.evict_code()
-            torch.cuda._sleep(100_000)
-            fn()
-            torch.cuda._sleep(1)
-        return step
 
     def isolated(cold: bool) -> Callable[[], None]:
         def step() -> None:
@@ -518,8 +528,9 @@ def probe_main(case: Case, folder: Path, calls: int) -> None:
                                                                 "duration_ns", "correlation_id") if hasattr(evs, k)},
               [a for a in dir(evs) if not a.startswith("_")])
     out = {}
-    for label, step, before in (("queued-cold", queued_cold, 1), ("queued-read-flush", harness_flush(False), 1),
-                                ("queued-read-flush+code-eviction", harness_flush(True), 2),
+    for label, step, before in (("queued-cold", queued_cold, 1),
+                                ("queued-read-flush", harness_sequence(device, fn, evict=False), 1),
+                                ("queued-read-flush+code-eviction", harness_sequence(device, fn), 2),
                                 ("isolated-cold", isolated(True), 1), ("isolated-warm", isolated(False), 1)):
         out[label], secs = durations(step, before)
         print(f"{case.name} {label}: {out[label]:.2f} us (profile session {secs * 1e3:.0f} ms for {calls} calls)")
@@ -541,12 +552,8 @@ def kinds_main(case: Case, folder: Path, calls: int, rounds: int = 3) -> dict[st
     device.flush_cache()  # its buffer and the eviction kernel made now, not inside the first trace
     torch.cuda.synchronize()
     lib, source = tracers.load_libcupti()
-
-    def step() -> None:
-        device.flush_cache()
-        torch.cuda._sleep(100_000)
-        fn()
-        torch.cuda._sleep(1)
+    step = harness_sequence(device, fn)
+    concurrent = tracers.CONCURRENT_KERNEL
 
     def per_call(kernel_kind: int) -> float:
         saved = tracers.CONCURRENT_KERNEL, tracers.KINDS
@@ -560,11 +567,11 @@ def kinds_main(case: Case, folder: Path, calls: int, rounds: int = 3) -> dict[st
         group = 2 + case.kernels  # the read flush's reduction and the eviction kernel, then the call's own
         if len(acts) != group * calls:
             raise RuntimeError(f"{len(acts)} kernels for {calls} calls of {group}: {sorted({a.name[:40] for a in acts})}")
-        return statistics.median(sum(a.dur_us for a in acts[i + 2:i + group]) for i in range(0, len(acts), group))
+        return median_per_call([a.dur_us for a in acts], 2, case.kernels)
 
     out: dict[str, list[float]] = {"concurrent": [], "serialized": []}
     for _ in range(rounds):
-        out["concurrent"].append(per_call(10))
+        out["concurrent"].append(per_call(concurrent))
         out["serialized"].append(per_call(SERIALIZED_KERNEL))
     got = {k: statistics.median(v) for k, v in out.items()}
     print(f"{case.name}: CUPTI CONCURRENT_KERNEL {got['concurrent']:.2f} us {[round(x, 2) for x in out['concurrent']]}, "
@@ -887,7 +894,7 @@ def rows_from_json(doc: dict[str, Any], cases: dict[str, Case]) -> list[Row]:
         if got is None:
             return None
         kind = READING_TYPES.get(key, Reading)
-        names = {f.name for f in dataclasses.fields(kind)}
+        names = {f.name for f in fields(kind)}
         kw = {k: tuple(v) if isinstance(v, list) else v for k, v in got.items() if k in names}
         return kind(**kw)
 

@@ -363,3 +363,11 @@ def test_runs_of_parts_make_one_table(ta, tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.index("| add-fp32-1 ") < out.index("| add-fp32-1M ")  # the cases' order, not the files'
     assert "- add-fp32-1M: ncu 3.00 us above its floor" in out and "fib: no flashinfer_bench" in out
+
+
+def test_a_calls_kernels_are_summed_past_the_harness_kernels_before_them(ta):
+    """`probe` and `kinds` read traces of steps of (flush, eviction, the call's kernels): each call is the
+    sum of its own kernels, the median over calls."""
+    trace = [30.0, 20.0, 1.0, 2.0, 30.0, 20.0, 1.5, 2.5, 30.0, 20.0, 9.0, 9.0]
+    assert ta.median_per_call(trace, before=2, kernels=2) == 4.0
+    assert ta.median_per_call([7.0, 1.0, 7.0, 3.0, 7.0, 2.0], before=1, kernels=1) == 2.0
