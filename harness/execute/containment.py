@@ -146,10 +146,28 @@ def stopped(leader: int | None, members: Iterable[int] = ()) -> Iterator[None]:
         return
     pids = {leader, *members}
     _signal(leader, pids, signal.SIGSTOP)
+    _until_stopped(pids)
     try:
         yield
     finally:
         _signal(leader, pids, signal.SIGCONT)
+
+
+# How long `stopped` waits for its processes to take the stop: one in uninterruptible sleep (D) takes it only
+# when its call returns, and the block must not wait on that.
+STOP_WAIT_S = 0.02
+
+
+def _until_stopped(pids: set[int]) -> None:
+    """Return once each of `pids` is stopped or gone, or after STOP_WAIT_S. SIGSTOP is taken when the
+    process next runs: one the SIGCONT before had just woken, or one waiting for a core, reads R for a while
+    (a build seen running at the first timed call after a thaw on the 2-core CI machine, 2026-12-07)."""
+    deadline = time.monotonic() + STOP_WAIT_S
+    while True:
+        pids = {pid for pid in pids if (st := _stat(pid)) is not None and st[0] not in "TtZX"}
+        if not pids or time.monotonic() > deadline:
+            return
+        time.sleep(0.0002)  # a core for them to take the signal on
 
 
 def _signal(leader: int, pids: set[int], sig: signal.Signals) -> None:

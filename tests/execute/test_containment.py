@@ -3,6 +3,8 @@ nothing it started (even a double fork out of its session) outlives the run (rea
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -10,6 +12,7 @@ import pytest
 import yaml
 
 from factories import axpy_document, solution
+from harness.execute import containment
 from harness.execute.containment import descendants, kill_strays, session_members
 from harness.measure.devices.cpu import CpuDevice
 from harness.results.trace import Status
@@ -176,3 +179,18 @@ def test_the_cheats_manifest_gets_every_expected_status_and_leaves_nothing_behin
     assert files() == tree
     # destination buffers are refilled with NaN before every call the harness makes: no early exit
     assert "EARLY EXIT" not in (tmp_path / "out" / "logs" / "dps-early-exit.log").read_text()
+
+
+def test_a_frozen_worker_is_stopped_when_the_block_begins() -> None:
+    """SIGSTOP is taken when the process next runs: right after a thaw, or waiting for a core, a worker read
+    R at the block's start (a build seen running at a timed call on the 2-core CI machine)."""
+    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+    try:
+        time.sleep(0.3)
+        for _ in range(300):
+            with containment.stopped(proc.pid):
+                state = containment._stat(proc.pid)
+                assert state is not None and state[0] == "T", state
+    finally:
+        proc.kill()
+        proc.wait()
