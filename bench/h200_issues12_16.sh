@@ -677,18 +677,34 @@ s38)  # carry .whl .w8: the hold sized from what a sample queues after it (event
   [ "$(left)" -gt 70 ] && bench_run cold . "$(( $(left) - 5 ))"
   [ "$(left)" -gt 30 ] && bench_run warm . "$(( $(left) - 3 ))"
   ;;
-acc)  # carry .whl .w8: issue 12's proof, every case with every timer and peer, in two calls on one warm machine
-  # (13 cases at 55-70 s each do not fit one): ACC_PART=1 the cases under 50 us, ACC_PART=2 the rest (CUDA C++ first,
-  # its nvcc build), each part's JSON kept in /tmp/acc; the second call prints one table of both (`table`)
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  case "${ACC_PART:-1}" in
-  1) cases="add-fp32-1 add-fp32-1M triton-rmsnorm-256x4096 gemm-bf16-1024 softmax-bf16-256x4096 matmul-bias-relu-bf16-2048 add-fp32-16M" ;;
-  *) cases="cuda-rmsnorm-4096x8192 triton-rmsnorm-4096x8192 gemm-bf16-4096 softmax-bf16-8192x8192 add-fp32-256M gemm-bf16-8192" ;;
-  esac
-  timeout "${ACC_S:-560}" python3 bench/timing_accuracy.py run --max-time-s 1.0 --deadline-s "$(( ${ACC_S:-560} - 70 ))" \
-    --out "/tmp/acc/part${ACC_PART:-1}" --cases $cases 2>&1 | grep -E "^\[|wall time|Not run" | cut -c1-200
-  for d in /tmp/acc/part*; do cp "$d/timing_accuracy.json" "$OUT/$(basename "$d").json" 2>/dev/null; done
-  ls /tmp/acc/part*/timing_accuracy.json && python3 bench/timing_accuracy.py table /tmp/acc/part*/timing_accuracy.json 2>&1 | tail -45
+acc)  # carry .whl .w8 .w9: issue 12's proof in ONE run: every case with every timer and peer (one process per timer:
+  # the peers, harness run of a suite of all cases with the default timer and with events, ncu over all cases), then
+  # the GPU tests with what time is left. .w9 (the CuTe DSL's two wheels) only rides along to /tmp/stash for s39
+  began=$(date +%s); left() { echo $(( ${ACC_S:-570} - ($(date +%s) - began) )); }
+  step versions; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nproc
+  python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
+  step "issue 12: timing_accuracy.py run, all 13 cases, every timer and peer, one run"
+  timeout "$(( $(left) - 10 ))" python3 bench/timing_accuracy.py run --max-time-s 1.0 --deadline-s "$(( $(left) - 90 ))" \
+    --out "$OUT" 2>&1 | grep -v -i warn | cut -c1-420 | tail -70
+  if [ "$(left)" -gt 100 ]; then
+    step "GPU tests: test_cuda.py, test_tracers.py, test_cpu.py, test_timing.py"
+    timeout "$(( $(left) - 10 ))" python3 -m pytest -q -p no:cacheprovider tests/measure/devices/test_cuda.py \
+      tests/measure/devices/test_tracers.py tests/measure/devices/test_cpu.py tests/measure/test_timing.py 2>&1 | grep -E "passed|failed|Error|assert" | head -12
+  fi
   ;;
-*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|s36|s37|s38|acc|cost" >&2; exit 2 ;;
+s39)  # after `acc` (carry .whl .w8 .w9), `stash` with .w3 and `stash` with .w4, carry .w5: every rmsnorm language.
+  # Issue 13: make bench cold (compile included) and warm twice, each row's phases; harness_cost: the 1 GiB add and
+  # FlashInfer-Bench 0.1.2 against opbench on one TraceSet, alternating, three rounds
+  began=$(date +%s); left() { echo $(( ${S39_S:-560} - ($(date +%s) - began) )); }
+  step versions; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nproc
+  for m in cutlass.cute cuda.tile tilelang tvm_ffi cudnn flashinfer_bench; do python3 -c "import $m" > /dev/null 2>&1 && echo "$m ok" || echo "$m MISSING"; done
+  mkdir -p /tmp/rep; rm -rf /var/tmp/opbench-cache; bench_run cold . 150
+  grep -o "ninja exited with status [0-9]*" "$OUT/bench-cold.txt" | sort | uniq -c
+  bench_run warm . 90; bench_run warm2 . 90; phases warm2
+  grep -cE "UNSUPPORTED|COMPILE_ERROR|RUNTIME_ERROR" "$OUT/bench-warm2.txt"; grep -E "UNSUPPORTED|COMPILE_ERROR|RUNTIME_ERROR" "$OUT/bench-warm2.txt" | cut -c1-160 | head -8
+  step "issue 13: harness_cost, the 1 GiB add; FlashInfer-Bench 0.1.2 and opbench on one TraceSet, three rounds"
+  timeout "$(( $(left) - 10 ))" python3 bench/harness_cost.py --device cuda --add-gib 1 --vs-fib --fib-rounds 3 --timeout-s 120 \
+    --out "$OUT" 2>&1 | cut -c1-230 | tail -50
+  ;;
+*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|s36|s37|s38|acc|s39|cost" >&2; exit 2 ;;
 esac

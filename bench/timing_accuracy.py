@@ -15,17 +15,20 @@ Compute, side by side (CUDA only; every number in microseconds, error = timer / 
 
 opbench is measured only through `harness run`: for each case a manifest is generated in a temp
 folder (one solution, the kernel, expected PASSED; a plain-torch reference; one workload; `bench:`
-max_time_s 1.5 and one correctness round), run twice, and the JSON report read back. The peers and
-ncu time the same solution code on inputs of the same shapes, in their own processes. A cell says
-`n/a (reason)` when that timer failed; the rest of the table still prints. For a multi-kernel case ncu
-sums the kernels' durations and leaves out the gaps between them, which every other timer includes.
+max_time_s 1.5 and one correctness round), and one suite of all of them is run twice (the default
+timer, then `--timer events`); the JSON report is read back. The peers and ncu time the same solution
+code on inputs of the same shapes, each in one process for every case (ncu's split at a marker kernel
+each case launches first). One process per timer is what fits every case in one device call: a process
+per case and timer took 52-70 s a case on the H200. A cell says `n/a (reason)` when that timer failed;
+the rest of the table still prints. For a multi-kernel case ncu sums the kernels' durations and leaves
+out the gaps between them, which every other timer includes.
 
     python bench/timing_accuracy.py run [--cases A B] [--skip ncu|peers|opbench] [--out DIR]
-    python bench/timing_accuracy.py kernel CASE --calls N [--dir D]   # inner: CASE's calls only (under ncu)
-    python bench/timing_accuracy.py peers CASE --json PATH [--dir D]  # inner: do_bench, FIB, cuda-bench on CASE
-    python bench/timing_accuracy.py manifest CASE DIR                 # write CASE's manifest and files, print its path
-    python bench/timing_accuracy.py probe CASE... | kinds CASE...      # CUPTI in other sequences or record kinds, and ncu
-    python bench/timing_accuracy.py table A/timing_accuracy.json B/...  # one table from runs of parts of the cases
+    python bench/timing_accuracy.py kernel CASE... --calls N [--root D]    # inner: the calls only (under ncu)
+    python bench/timing_accuracy.py peers CASE... --json PATH [--root D]   # inner: do_bench, FIB, cuda-bench
+    python bench/timing_accuracy.py manifest CASE DIR                      # write CASE's manifest and files
+    python bench/timing_accuracy.py probe CASE... | kinds CASE...           # CUPTI in other sequences or record kinds, and ncu
+    python bench/timing_accuracy.py table A/timing_accuracy.json B/...      # one table from runs of parts of the cases
 
 `run` writes every number to `$OUT/timing_accuracy.json` (or `--out`). The peers need
 `PYTHONPATH` to hold triton, flashinfer_bench (`pip install --no-deps --target`) and cuda-bench.
@@ -270,10 +273,22 @@ def guarded(read: Callable[[], Reading]) -> Reading:
 
 
 # -- opbench, through `harness run` -------------------------------------------------------------------
-def harness_run(manifest: Path, out: Path, timer: str | None, device: str = "cuda",
-                timeout_s: float = 600) -> OpbenchReading | Reading:
-    """`python -m harness run M --device D --out OUT --quiet [--timer T]`, then the solution trace of
-    the JSON report it wrote."""
+def write_suite(cases: Sequence[Case], root: Path, bench: dict[str, Any] | None = None) -> Path:
+    """Every case's manifest in `root/<case>/` and a suite (schemas/suite.schema.json) of them all in
+    `root/suite.yaml`, so that one `harness run` (one start-up, one device context) times every case."""
+    for case in cases:
+        write_case(case, root / case.name, bench)
+    doc = {"schema_version": 1, "description": "bench/timing_accuracy.py: every case, one run",
+           "problems": [f"{case.name}/manifest.yaml" for case in cases], "bench": dict(BENCH if bench is None else bench)}
+    path = root / "suite.yaml"
+    path.write_text(yaml.dump(doc, Dumper=_Dumper, sort_keys=False))
+    return path
+
+
+def harness_run(manifest: Path, out: Path, timer: str | None, names: Sequence[str], device: str = "cuda",
+                timeout_s: float = 600) -> dict[str, Reading]:
+    """`python -m harness run M --device D --out OUT --quiet [--timer T]` (a manifest or a suite), then
+    each named problem's solution trace in the JSON report it wrote."""
     cmd = [sys.executable, "-m", "harness", "run", str(manifest), "--device", device, "--out", str(out), "--quiet"]
     if timer:
         cmd += ["--timer", timer]
@@ -281,22 +296,32 @@ def harness_run(manifest: Path, out: Path, timer: str | None, device: str = "cud
     try:
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        return failed(f"harness run did not finish in {timeout_s:.0f} s")
+        why = failed(f"harness run did not finish in {timeout_s:.0f} s")
+        return {name: why for name in names}
     reports = sorted(out.glob("*.json"))
     if not reports:
-        return failed(f"harness run exit {proc.returncode}, no report: {reason(proc.stderr or proc.stdout)}")
-    return guarded(lambda: read_report(reports[0], SOLUTION))
+        why = failed(f"harness run exit {proc.returncode}, no report: {reason(proc.stderr or proc.stdout)}")
+        return {name: why for name in names}
+    try:
+        return read_report(reports[0], SOLUTION, names)
+    except Exception as exc:  # noqa: BLE001 - an unreadable report is every cell's reason
+        why = failed(f"{type(exc).__name__}: {exc}")
+        return {name: why for name in names}
 
 
-def read_report(path: Path, solution: str) -> OpbenchReading | Reading:
-    """The solution's timing from an opbench report, or why it has none."""
+def read_report(path: Path, solution: str, names: Sequence[str]) -> dict[str, Reading]:
+    """Each named problem's (definition's) timing of `solution` in an opbench report, or why it has none."""
     from harness.results.report import Report  # only the parent reads reports; no torch needed here
 
     report = Report.load(path)
-    traces = [t for t in report.traces if t.solution == solution]
-    if not traces:
-        return failed(f"no trace of solution {solution!r} in {path.name}")
-    t = traces[0]
+    got: dict[str, Reading] = {}
+    for name in names:
+        traces = [t for t in report.traces if t.solution == solution and t.definition == name]
+        got[name] = trace_reading(traces[0]) if traces else failed(f"no trace of {name}/{solution} in {path.name}")
+    return got
+
+
+def trace_reading(t: Any) -> OpbenchReading | Reading:
     if str(t.status) != "PASSED":
         return failed(f"{t.status}: {t.message}")
     if t.timing is None:
@@ -363,27 +388,62 @@ def ncu_per_call(kernels: Sequence[NcuKernel], calls: int) -> NcuReading | Readi
     return NcuReading(statistics.median(per_call), kernels_per_call=k, kernel_names=names)
 
 
-def ncu_reading(case: Case, folder: Path, calls: int, timeout_s: float = 300,
-                cache_control: str = "all") -> NcuReading | Reading:
-    """ncu's per-call time of `case`: each kernel replayed on its own and the call's kernels summed.
-    (Range replay, the call's span, was tried on the H200 and read 155 us for an empty launch: no truth.)"""
+MARKER = "spin_kernel"  # torch.cuda._sleep's kernel: launched first in each case's profiled range
+CASE_FAILED = "opbench-accuracy: case failed:"  # the kernel process's line for a case it could not run
+
+
+def split_at_markers(kernels: Sequence[NcuKernel]) -> list[list[NcuKernel]]:
+    """The kernels after each marker, up to the next: one group per case, in the cases' order."""
+    groups: list[list[NcuKernel]] = []
+    for k in kernels:
+        if short_kernel_name(k.name) == MARKER:
+            groups.append([])
+        elif not groups:
+            raise ValueError(f"kernel {k.name[:60]!r} before the first case's marker")
+        else:
+            groups[-1].append(k)
+    return groups
+
+
+def ncu_readings(cases: Sequence[Case], root: Path, calls: int, timeout_s: float = 300,
+                 cache_control: str = "all") -> dict[str, Reading]:
+    """ncu's per-call time of each case, all in one profiled process: each kernel replayed on its own and
+    each call's kernels summed. (Range replay, the call's span, was tried on the H200 and read 155 us
+    for an empty launch: no truth.)"""
     ncu = shutil.which("ncu") or next((str(c) for c in sorted(Path("/usr/local").glob("cuda*/bin/ncu"))), "ncu")
     cmd = [ncu, "--clock-control", "none", "--cache-control", cache_control, "--profile-from-start", "off",
            "--metrics", "gpu__time_duration.sum", "--csv", "--print-units", "base",
-           sys.executable, str(Path(__file__).resolve()), "kernel", case.name, "--calls", str(calls), "--dir", str(folder)]
+           sys.executable, str(Path(__file__).resolve()), "kernel", *(c.name for c in cases), "--calls", str(calls),
+           "--root", str(root)]
+
+    def every(why: Reading) -> dict[str, Reading]:
+        return {c.name: why for c in cases}
     try:
         proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout_s)
     except FileNotFoundError:
-        return failed("ncu not found")
+        return every(failed("ncu not found"))
     except subprocess.TimeoutExpired:
-        return failed(f"ncu did not finish in {timeout_s:.0f} s")
+        return every(failed(f"ncu did not finish in {timeout_s:.0f} s"))
+    return ncu_results(cases, proc.stdout, proc.stderr, proc.returncode, calls)
+
+
+def ncu_results(cases: Sequence[Case], stdout: str, stderr: str, returncode: int, calls: int) -> dict[str, Reading]:
+    """Each case's reading from the profiled process's output: its CSV split at the markers, and the
+    reason it printed for a case it could not run."""
     try:
-        kernels = parse_ncu_csv(proc.stdout)
+        groups = split_at_markers(parse_ncu_csv(stdout))
     except (ValueError, KeyError) as exc:
-        return failed(f"unreadable ncu CSV: {exc}")
-    if not kernels:
-        return failed(f"ncu exit {proc.returncode}: {reason(proc.stdout + proc.stderr)}")
-    return guarded(lambda: ncu_per_call(kernels, calls))
+        return {c.name: failed(f"unreadable ncu CSV: {exc}") for c in cases}
+    broken = {m.group(1): m.group(2) for m in re.finditer(re.escape(CASE_FAILED) + r" (\S+) (.*)", stdout + stderr)}
+    got: dict[str, Reading] = {}
+    for i, case in enumerate(cases):
+        if case.name in broken:
+            got[case.name] = failed(broken[case.name])
+        elif i >= len(groups):
+            got[case.name] = failed(f"ncu exit {returncode}, case not reached: {reason(stdout + stderr)}")
+        else:
+            got[case.name] = guarded(lambda g=groups[i]: ncu_per_call(g, calls))
+    return got
 
 
 # -- the solution as a callable (kernel and peers subcommands; needs the device) ----------------------
@@ -424,27 +484,38 @@ def case_callable(case: Case, folder: Path, device: str = "cuda") -> Callable[[]
     return lambda: fn(*args)
 
 
-def case_folder(case: Case, given: Path | None) -> Path:
-    if given is not None and (given / "manifest.yaml").is_file():
-        return given
-    folder = given or Path(tempfile.mkdtemp(prefix=f"opbench-accuracy-{case.name}-"))
-    write_case(case, folder)
-    return folder
+def case_root(cases: Sequence[Case], given: Path | None) -> Path:
+    """The folder holding each case's files in `<root>/<case>/` (written where missing)."""
+    root = given or Path(tempfile.mkdtemp(prefix="opbench-accuracy-"))
+    for case in cases:
+        if not (root / case.name / "manifest.yaml").is_file():
+            write_case(case, root / case.name)
+    return root
 
 
-def kernel_main(case: Case, folder: Path, calls: int) -> None:
-    """Under `ncu --profile-from-start off`: warm up (compile, autotune, cuBLAS heuristics) outside the
-    profiled range, then exactly `calls` calls inside it."""
+def kernel_main(cases: Sequence[Case], root: Path, calls: int) -> None:
+    """Under `ncu --profile-from-start off`, case after case: warm up (compile, autotune, cuBLAS
+    heuristics) outside the profiled range, then inside it the marker and exactly `calls` calls. A case
+    that cannot run says why on a line of its own and profiles its marker alone."""
     import torch
-    fn = case_callable(case, folder)
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    torch.cuda.profiler.start()
-    for _ in range(calls):
-        fn()
-    torch.cuda.synchronize()
-    torch.cuda.profiler.stop()
+    for case in cases:
+        fn: Callable[[], Any] | None = None
+        try:
+            fn = case_callable(case, root / case.name)
+            for _ in range(3):
+                fn()
+            torch.cuda.synchronize()
+        except Exception as exc:  # noqa: BLE001 - this case's cell, not the other cases'
+            print(f"{CASE_FAILED} {case.name} {type(exc).__name__}: {' '.join(str(exc).split())[:300]}", flush=True)
+            fn = None
+        torch.cuda.profiler.start()
+        torch.cuda._sleep(1)
+        for _ in range(calls if fn is not None else 0):
+            fn()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+        del fn
+        torch.cuda.empty_cache()
 
 
 def harness_sequence(device: Any, fn: Callable[[], Any], evict: bool = True) -> Callable[[], None]:
@@ -607,9 +678,12 @@ def load_fib_timing() -> types.ModuleType:
     return module
 
 
-def nvbench_cold_gpu_us(doc: dict[str, Any]) -> Reading:
-    """The cold GPU time of the first state in an nvbench JSON file: median, else mean (seconds -> us)."""
+def nvbench_cold_gpu_us(doc: dict[str, Any], name: str | None = None) -> Reading:
+    """The cold GPU time of the first state of benchmark `name` (else the first benchmark) in an nvbench
+    JSON file: median, else mean (seconds -> us)."""
     for b in doc.get("benchmarks", []):
+        if name is not None and b.get("name") != name:
+            continue
         for state in b.get("states", []):
             if state.get("is_skipped"):
                 return failed(f"nvbench skipped the state: {state.get('skip_reason')}")
@@ -622,7 +696,7 @@ def nvbench_cold_gpu_us(doc: dict[str, Any]) -> Reading:
                     return Reading(float(value) * 1e6, "" if label == "median" else "mean (no median in the JSON)"
                                    ) if n is None else Reading(float(value) * 1e6, f"{label} of {int(n)} samples")
             return failed(f"no nv/cold/time/gpu summary (tags: {sorted(k for k in summaries if k)[:8]})")
-    return failed("no benchmark state in the nvbench JSON")
+    return failed("no benchmark state in the nvbench JSON" + (f" for {name}" if name else ""))
 
 
 def _pin_cuda_major(bench: types.ModuleType) -> None:
@@ -636,69 +710,95 @@ def _pin_cuda_major(bench: types.ModuleType) -> None:
         bench._get_cuda_major_version = lambda: major  # type: ignore[attr-defined]
 
 
-def cuda_bench_reading(fn: Callable[[], Any], name: str, json_path: Path, timeout_s: float = 3.0) -> Reading:
-    """nvbench's cold measurement (L2 flushed each sample, a blocking kernel while launches queue) of
-    `fn` run on nvbench's stream; one call per process (run_all_benchmarks runs once)."""
+def cuda_bench_readings(fns: dict[str, Callable[[], Any]], json_path: Path, timeout_s: float = 3.0) -> dict[str, Reading]:
+    """nvbench's cold measurement (L2 flushed each sample, a blocking kernel while launches queue) of each
+    callable run on nvbench's stream, one benchmark per name, all in the one `run_all_benchmarks` a
+    process gets."""
     import torch
     import cuda.bench as bench
     _pin_cuda_major(bench)
 
-    def benchmark(state: Any) -> None:
-        device = state.get_device()
-        device = 0 if device is None else device
+    def benchmark_of(fn: Callable[[], Any]) -> Callable[[Any], None]:
+        def benchmark(state: Any) -> None:
+            device = state.get_device()
+            device = 0 if device is None else device
 
-        def launcher(launch: Any) -> None:
-            stream = torch.cuda.ExternalStream(launch.get_stream().addressof(), device=torch.device("cuda", device))
-            with torch.cuda.stream(stream):
-                fn()
+            def launcher(launch: Any) -> None:
+                stream = torch.cuda.ExternalStream(launch.get_stream().addressof(), device=torch.device("cuda", device))
+                with torch.cuda.stream(stream):
+                    fn()
 
-        state.exec(launcher, batched=False)
+            state.exec(launcher, batched=False)
+        return benchmark
 
-    bench.register(benchmark).set_name(name)
+    for name, fn in fns.items():
+        bench.register(benchmark_of(fn)).set_name(name)
     bench.run_all_benchmarks([sys.argv[0], "--devices", str(torch.cuda.current_device()),
                               "--timeout", str(timeout_s), "--json", str(json_path)])
-    return nvbench_cold_gpu_us(json.loads(json_path.read_text()))
+    doc = json.loads(json_path.read_text())
+    return {name: guarded(lambda name=name: nvbench_cold_gpu_us(doc, name)) for name in fns}
 
 
-def peers_main(case: Case, folder: Path, json_out: Path) -> None:
-    """Each peer on the same callable, each in its own try: one failing peer leaves the others."""
+PEERS = ("do_bench", "fib", "cuda_bench")
+
+
+def peers_main(cases: Sequence[Case], root: Path, json_out: Path) -> None:
+    """Each peer on each case's callable, each in its own try: one failing peer or case leaves the
+    others. cuda-bench runs last, every case at once. What is known is written after every step."""
     import torch
-    found: dict[str, Reading] = {}
-    try:
-        fn = case_callable(case, folder)
-        fn()
-        torch.cuda.synchronize()
-    except Exception as exc:  # noqa: BLE001 - no callable: every peer says why
-        why = failed(f"building the solution: {type(exc).__name__}: {exc}")
-        json_out.write_text(json.dumps({k: asdict(why) for k in ("do_bench", "fib", "cuda_bench")}))
-        return
+    found: dict[str, dict[str, dict[str, Any]]] = {c.name: {} for c in cases}
+    fns: dict[str, Callable[[], Any]] = {}
 
-    def attempt(key: str, measure: Callable[[], Reading]) -> None:
+    def record(name: str, key: str, r: Reading) -> None:
+        found[name][key] = asdict(r)
+        json_out.write_text(json.dumps(found))
+
+    def attempt(name: str, key: str, measure: Callable[[], Reading]) -> None:
         try:
-            found[key] = measure()
+            r = measure()
         except BaseException as exc:  # noqa: BLE001 - a peer's failure is a table cell, not a crash
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            found[key] = failed(f"{type(exc).__name__}: {exc}")
+            r = failed(f"{type(exc).__name__}: {exc}")
         torch.cuda.synchronize()
-        json_out.write_text(json.dumps({k: asdict(v) for k, v in found.items()}))  # what is known so far
+        record(name, key, r)
 
-    def do_bench() -> Reading:
-        import triton.testing
-        return Reading(float(triton.testing.do_bench(fn, return_mode="median")) * 1e3, "median")
+    for case in cases:
+        try:
+            fn = case_callable(case, root / case.name)
+            fn()
+            torch.cuda.synchronize()
+        except Exception as exc:  # noqa: BLE001 - no callable: every peer says why
+            for key in PEERS:
+                record(case.name, key, failed(f"building the solution: {type(exc).__name__}: {exc}"))
+            continue
+        fns[case.name] = fn
 
-    def fib() -> Reading:
-        return Reading(float(load_fib_timing().do_bench(fn, return_mode="median")) * 1e3, "median")
+        def do_bench(fn: Callable[[], Any] = fn) -> Reading:
+            import triton.testing
+            return Reading(float(triton.testing.do_bench(fn, return_mode="median")) * 1e3, "median")
 
-    attempt("do_bench", do_bench)
-    attempt("fib", fib)
-    attempt("cuda_bench", lambda: cuda_bench_reading(fn, case.name, json_out.with_suffix(".nvbench.json")))
+        def fib(fn: Callable[[], Any] = fn) -> Reading:
+            return Reading(float(load_fib_timing().do_bench(fn, return_mode="median")) * 1e3, "median")
+
+        attempt(case.name, "do_bench", do_bench)
+        attempt(case.name, "fib", fib)
+    if fns:
+        try:
+            got = cuda_bench_readings(fns, json_out.with_suffix(".nvbench.json"))
+        except BaseException as exc:  # noqa: BLE001
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            got = {name: failed(f"{type(exc).__name__}: {exc}") for name in fns}
+        for name, r in got.items():
+            record(name, "cuda_bench", r)
 
 
-def peers_reading(case: Case, folder: Path, timeout_s: float = 400) -> dict[str, Reading]:
-    keys = ("do_bench", "fib", "cuda_bench")
-    json_out = folder / "peers.json"
-    cmd = [sys.executable, str(Path(__file__).resolve()), "peers", case.name, "--json", str(json_out), "--dir", str(folder)]
+def peers_readings(cases: Sequence[Case], root: Path, timeout_s: float = 400) -> dict[str, dict[str, Reading]]:
+    """The `peers` process over every case; a cell it did not write says why (its exit, its timeout)."""
+    json_out = root / "peers.json"
+    cmd = [sys.executable, str(Path(__file__).resolve()), "peers", *(c.name for c in cases), "--json", str(json_out),
+           "--root", str(root)]
     why = ""
     try:
         proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout_s)
@@ -707,7 +807,8 @@ def peers_reading(case: Case, folder: Path, timeout_s: float = 400) -> dict[str,
     except subprocess.TimeoutExpired:
         why = f"peers process did not finish in {timeout_s:.0f} s"
     got = json.loads(json_out.read_text()) if json_out.is_file() else {}
-    return {k: guarded(lambda k=k: Reading(**got[k])) if k in got else failed(why or "not measured") for k in keys}
+    return {c.name: {k: guarded(lambda c=c, k=k: Reading(**got[c.name][k])) if k in got.get(c.name, {})
+                     else failed(why or "not measured") for k in PEERS} for c in cases}
 
 
 # -- the table ----------------------------------------------------------------------------------------
@@ -815,57 +916,83 @@ def progress(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+STAGES = ("peers", "opbench", "ncu")  # in this order: the peers' process also builds the solutions (Triton's
+# cache, nvcc) that ncu's process then loads
+
+
 def run_main(cases: Sequence[Case], skip: set[str], calls: int, max_time_s: float, out: Path | None,
              deadline_s: float | None = None) -> None:
-    """`deadline_s`: start no case that would end past that many seconds at the mean pace so far (a device
-    call has a hard limit). Each case's row is printed as it finishes, and SIGTERM (`timeout`) or Ctrl-C
-    ends the run with the table of the cases that finished, saying which were left out."""
+    """Every case through each timer, one process per timer: the peers, `harness run` of a suite of all
+    the cases (default timer, then `--timer events`), ncu. Each stage prints its rows as it ends and the
+    JSON is rewritten; `deadline_s` bounds each stage's process by the time left (a device call has a
+    hard limit), and SIGTERM (`timeout`) or Ctrl-C ends the run with the table of what finished."""
     began = time.monotonic()
     bench = {**BENCH, "max_time_s": max_time_s}
-    rows: list[Row] = []
-    left: list[str] = []
-    why = ""
+    rows = {c.name: Row(c) for c in cases}
+    names = list(rows)
+    settings: dict[str, Any] = {"ncu_calls": calls, "bench": bench, "skip": sorted(skip), "python": sys.version.split()[0],
+                                "stages_s": {}, "not_run": []}
+
+    def left(default_s: float) -> float:
+        return default_s if deadline_s is None else max(min(default_s, deadline_s - (time.monotonic() - began)), 1.0)
+
+    def save() -> None:
+        settings["wall_s"] = round(time.monotonic() - began, 1)
+        if out:
+            out.mkdir(parents=True, exist_ok=True)
+            from harness.results.report import atomic_write
+            atomic_write(out / "timing_accuracy.json", json.dumps(results_json(list(rows.values()), settings), indent=2))
 
     def stop(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
+    steps: list[tuple[str, Callable[[], None]]] = []
     with tempfile.TemporaryDirectory(prefix="opbench-accuracy-") as tmp:
-        for i, case in enumerate(cases, 1):
-            spent = time.monotonic() - began
-            if deadline_s is not None and rows and spent + spent / len(rows) > deadline_s:
-                left, why = [c.name for c in cases[i - 1:]], f"past the {deadline_s:g} s deadline at this pace"
+        root = Path(tmp)
+        suite = write_suite(cases, root, bench)
+
+        def peers() -> None:
+            for name, got in peers_readings(cases, root, timeout_s=left(400)).items():
+                rows[name].peers = got
+
+        def opbench(timer: str | None, attr: str) -> Callable[[], None]:
+            def step() -> None:
+                for name, r in harness_run(suite, root / f"out-{timer or 'default'}", timer, names, timeout_s=left(600)).items():
+                    setattr(rows[name], attr, r)
+            return step
+
+        def ncu() -> None:
+            for name, r in ncu_readings(cases, root, calls, timeout_s=left(400)).items():
+                rows[name].ncu = r
+
+        if "peers" not in skip:
+            steps.append(("peers", peers))
+        if "opbench" not in skip:
+            steps += [("opbench default", opbench(None, "opbench_default")), ("opbench events", opbench("events", "opbench_events"))]
+        if "ncu" not in skip:
+            steps.append(("ncu", ncu))
+        for i, (label, step) in enumerate(steps):
+            if deadline_s is not None and time.monotonic() - began > deadline_s:
+                settings["not_run"] = [lb for lb, _ in steps[i:]]
                 break
-            folder = Path(tmp) / case.name
-            row = Row(case)
             t0 = time.monotonic()
             try:
-                manifest = write_case(case, folder, bench)
-                if "peers" not in skip:  # first: also builds the solution (Triton cache, nvcc) for ncu's process
-                    row.peers = peers_reading(case, folder)
-                if "opbench" not in skip:
-                    row.opbench_default = harness_run(manifest, folder / "out-default", None)
-                    row.opbench_events = harness_run(manifest, folder / "out-events", "events")
-                if "ncu" not in skip:
-                    row.ncu = ncu_reading(case, folder, calls)
+                step()
             except KeyboardInterrupt:
-                left, why = [c.name for c in cases[i - 1:]], "interrupted (SIGTERM or Ctrl-C)"
+                settings["not_run"] = [lb for lb, _ in steps[i:]]
                 break
-            rows.append(row)
-            progress(f"[{i}/{len(cases)}] {case.name}: {time.monotonic() - t0:.0f} s "
-                     f"({time.monotonic() - began:.0f} s in all): " + " | ".join(table_rows([row])[0][1:]))
+            settings["stages_s"][label] = round(time.monotonic() - t0, 1)
+            progress(f"[{label}] {time.monotonic() - t0:.0f} s ({time.monotonic() - began:.0f} s in all)")
+            save()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    print_results(rows)
-    if left:
-        print(f"\nNot run ({why}): {', '.join(left)}")
-    settings = {"ncu_calls": calls, "bench": bench, "skip": sorted(skip), "python": sys.version.split()[0],
-                "wall_s": round(time.monotonic() - began, 1), "not_run": left}
-    print(f"\nwall time {settings['wall_s']:.0f} s")
+    print_results(list(rows.values()))
+    if settings["not_run"]:
+        print(f"\nNot run (past the deadline, or interrupted): {', '.join(settings['not_run'])}")
+    save()
+    print(f"\nwall time {settings['wall_s']:.0f} s (stages: {settings['stages_s']})")
     if out:
-        out.mkdir(parents=True, exist_ok=True)
-        path = out / "timing_accuracy.json"
-        path.write_text(json.dumps(results_json(rows, settings), indent=2))
-        print(f"numbers: {path}")
+        print(f"numbers: {out / 'timing_accuracy.json'}")
 
 
 def print_results(rows: Sequence[Row]) -> None:
@@ -934,14 +1061,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     r.add_argument("--max-time-s", type=float, default=BENCH["max_time_s"], help="the manifests' bench max_time_s")
     r.add_argument("--out", type=Path, default=Path(os.environ["OUT"]) if os.environ.get("OUT") else None)
     r.add_argument("--deadline-s", type=float, default=None, help="start no case after this many seconds")
-    k = sub.add_parser("kernel", help="inner: CASE's calls only (run under ncu)")
-    k.add_argument("case", choices=list(cases))
+    k = sub.add_parser("kernel", help="inner: each CASE's calls, after a marker kernel (run under ncu)")
+    k.add_argument("cases", nargs="+", choices=list(cases))
     k.add_argument("--calls", type=int, default=10)
-    k.add_argument("--dir", type=Path)
-    q = sub.add_parser("peers", help="inner: do_bench, FlashInfer-Bench and cuda-bench on CASE")
-    q.add_argument("case", choices=list(cases))
+    k.add_argument("--root", type=Path)
+    q = sub.add_parser("peers", help="inner: do_bench, FlashInfer-Bench and cuda-bench on each CASE")
+    q.add_argument("cases", nargs="+", choices=list(cases))
     q.add_argument("--json", type=Path, required=True)
-    q.add_argument("--dir", type=Path)
+    q.add_argument("--root", type=Path)
     pr = sub.add_parser("probe", help="where a small kernel's time goes (CUPTI queued vs isolated, ncu all vs none)")
     pr.add_argument("cases", nargs="+", choices=list(cases))
     pr.add_argument("--calls", type=int, default=50)
@@ -957,29 +1084,29 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.cmd == "run":
         run_main([cases[c] for c in args.cases], set(args.skip), args.calls, args.max_time_s, args.out, args.deadline_s)
     elif args.cmd == "kernel":
-        case = cases[args.case]
-        kernel_main(case, case_folder(case, args.dir), args.calls)
+        chosen = [cases[c] for c in args.cases]
+        kernel_main(chosen, case_root(chosen, args.root), args.calls)
     elif args.cmd == "probe":
         for name in args.cases:
             case = cases[name]
-            folder = case_folder(case, None)
-            probe_main(case, folder, args.calls)
+            root = case_root([case], None)
+            probe_main(case, root / name, args.calls)
             for cc in ("all", "none"):
-                print(f"{name} ncu --cache-control {cc}: {cell(ncu_reading(case, folder, 10, cache_control=cc))}")
+                print(f"{name} ncu --cache-control {cc}: {cell(ncu_readings([case], root, 10, cache_control=cc)[name])}")
     elif args.cmd == "kinds":
         for name in args.cases:
             case = cases[name]
-            folder = case_folder(case, None)
+            root = case_root([case], None)
             try:
-                kinds_main(case, folder, args.calls)
+                kinds_main(case, root / name, args.calls)
             except RuntimeError as exc:  # one case's trace that would not read: the others still run
                 print(f"{name}: {exc}", flush=True)
-            print(f"{name} ncu --cache-control all: {cell(ncu_reading(case, folder, 10))}", flush=True)
+            print(f"{name} ncu --cache-control all: {cell(ncu_readings([case], root, 10)[name])}", flush=True)
     elif args.cmd == "table":
         table_main(args.json, cases)
     elif args.cmd == "peers":
-        case = cases[args.case]
-        peers_main(case, case_folder(case, args.dir), args.json)
+        chosen = [cases[c] for c in args.cases]
+        peers_main(chosen, case_root(chosen, args.root), args.json)
     else:
         print(write_case(cases[args.case], args.dir))
 

@@ -90,28 +90,35 @@ def test_pytorch_solution_agrees_with_its_reference_on_cpu(ta, tmp_path, name):
 
 
 def test_harness_run_round_trip_on_cpu(ta, tmp_path):
-    """The real `python -m harness run` on a generated manifest (CPU, tiny sizes): the reading is the
-    report's solution trace, with the timer the report names."""
-    case = dataclasses.replace(ta.all_cases()["matmul-bias-relu-bf16-2048"], axes={"m": 32, "n": 16, "k": 24})
-    manifest = ta.write_case(case, tmp_path / "case", {"max_time_s": 0.3, "correctness_rounds": 1})
-    default = ta.harness_run(manifest, tmp_path / "default", None, device="cpu")
-    events = ta.harness_run(manifest, tmp_path / "events", "events", device="cpu")
-    for r in (default, events):
+    """The real `python -m harness run` on a suite of generated manifests (CPU, tiny sizes): one run
+    times every case, and each reading is its problem's solution trace, with the timer the report names."""
+    cases = ta.all_cases()
+    small = [dataclasses.replace(cases["matmul-bias-relu-bf16-2048"], axes={"m": 32, "n": 16, "k": 24}),
+             dataclasses.replace(cases["add-fp32-1M"], axes={"n": 64})]
+    names = [c.name for c in small]
+    suite = ta.write_suite(small, tmp_path / "cases", {"max_time_s": 0.3, "correctness_rounds": 1})
+    default = ta.harness_run(suite, tmp_path / "default", None, names, device="cpu")
+    events = ta.harness_run(suite, tmp_path / "events", "events", names, device="cpu")
+    assert set(default) == set(events) == set(names)
+    for r in (*default.values(), *events.values()):
         assert isinstance(r, ta.OpbenchReading), r.note
         assert r.us > 0 and r.n >= 1 and r.mode
-    assert events.mode == "events"
-    trace = next((tmp_path / "events").glob("*.json"))
+    assert {r.mode for r in events.values()} == {"events"}
     from harness.results.report import Report
-    t = Report.load(trace).traces[0]
-    assert t.solution == ta.SOLUTION and t.timing.median_ms * 1e3 == pytest.approx(events.us)
+    traces = Report.load(next((tmp_path / "events").glob("*.json"))).traces
+    for t in traces:
+        assert t.solution == ta.SOLUTION and t.timing.median_ms * 1e3 == pytest.approx(events[t.definition].us)
+    assert sorted(t.definition for t in traces) == sorted(names)
 
 
 def test_a_failing_solution_is_a_reason_not_a_number(ta, tmp_path):
     case = dataclasses.replace(ta.all_cases()["add-fp32-1M"], axes={"n": 64},
                                solution_source="import torch\n\n\ndef run(a, b):\n    return a - b\n")
     manifest = ta.write_case(case, tmp_path / "case", {"max_time_s": 0.2, "correctness_rounds": 1})
-    r = ta.harness_run(manifest, tmp_path / "out", None, device="cpu")
+    r = ta.harness_run(manifest, tmp_path / "out", None, [case.name], device="cpu")[case.name]
     assert r.us is None and r.note.startswith("INCORRECT_NUMERICAL")
+    missing = ta.harness_run(manifest, tmp_path / "out2", None, [case.name, "other"], device="cpu")["other"]
+    assert missing.us is None and "no trace of other/kernel" in missing.note
 
 
 # -- Nsight Compute's CSV -----------------------------------------------------------------------------
@@ -180,6 +187,8 @@ def test_nvbench_cold_gpu_median_in_microseconds(ta):
     r = ta.nvbench_cold_gpu_us(_nvbench_doc([("nv/cold/time/gpu/mean", "float64", "2.5e-06")]))
     assert r.us == pytest.approx(2.5) and "mean" in r.note
     assert ta.nvbench_cold_gpu_us(_nvbench_doc([("nv/batch/time/gpu/mean", "float64", "1e-6")])).us is None
+    assert ta.nvbench_cold_gpu_us(doc, "gemm-bf16-1024").us == pytest.approx(10.0)
+    assert "for add-fp32-1" in ta.nvbench_cold_gpu_us(doc, "add-fp32-1").note
     skipped = _nvbench_doc([])
     skipped["benchmarks"][0]["states"][0].update(is_skipped=True, skip_reason="no device")
     assert "no device" in ta.nvbench_cold_gpu_us(skipped).note
@@ -222,7 +231,7 @@ def test_cuda_bench_calls_exist_in_its_declared_api(cuda_bench_wheel):
     exec_kwargs = {a.arg for a in classes["State"]["exec"].args.kwonlyargs}
     assert "batched" in exec_kwargs
     script = SCRIPT.read_text()
-    for call in ("bench.register(benchmark).set_name(", "state.exec(launcher, batched=False)",
+    for call in ("bench.register(benchmark_of(fn)).set_name(", "state.exec(launcher, batched=False)",
                  "launch.get_stream().addressof()", "state.get_device()", "bench.run_all_benchmarks(["):
         assert call in script
 
@@ -312,14 +321,47 @@ def test_a_reading_without_a_number_says_why(ta):
 
 
 def test_peers_process_without_a_gpu_reports_why_for_every_peer(ta, tmp_path):
-    """The real `peers` subprocess on this CPU-only machine: no callable, so each peer's cell says why,
-    through the JSON file the parent reads (the protocol a GPU run uses)."""
-    case = ta.all_cases()["add-fp32-1M"]
-    ta.write_case(case, tmp_path)
-    got = ta.peers_reading(case, tmp_path, timeout_s=300)
-    assert set(got) == {"do_bench", "fib", "cuda_bench"}
-    for r in got.values():
-        assert r.us is None and r.note.startswith("building the solution:"), r.note
+    """The real `peers` subprocess over two cases on this CPU-only machine: no callable, so each peer's
+    cell of each case says why, through the JSON file the parent reads (the protocol a GPU run uses)."""
+    cases = [ta.all_cases()["add-fp32-1M"], ta.all_cases()["gemm-bf16-1024"]]
+    got = ta.peers_readings(cases, ta.case_root(cases, tmp_path), timeout_s=300)
+    assert set(got) == {c.name for c in cases}
+    for readings in got.values():
+        assert set(readings) == {"do_bench", "fib", "cuda_bench"}
+        for r in readings.values():
+            assert r.us is None and r.note.startswith("building the solution:"), r.note
+
+
+def test_ncu_splits_at_each_cases_marker(ta):
+    """ncu profiles every case in one process: the kernels after each case's marker are its calls."""
+    marker = '"{id}","1","python3","h","at::cuda::(anonymous namespace)::spin_kernel(long)","1","7","(1, 1, 1)",' \
+             '"(1, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","1,500"'
+    head, body = NCU_CSV.split('"0","4242"', 1)
+    rows = ('"0","4242"' + body).strip().splitlines()
+    renumbered = [marker.format(id=0)] + [r.replace(f'"{i}","4242"', f'"{i + 1}","4242"', 1) for i, r in enumerate(rows[:3])] \
+        + [marker.format(id=4)] + [r.replace(f'"{i}","4242"', f'"{i + 2}","4242"', 1) for i, r in enumerate(rows[3:], 3)]
+    text = head + "\n".join(renumbered) + "\n"
+    cases = [ta.all_cases()["matmul-bias-relu-bf16-2048"], ta.all_cases()["gemm-bf16-1024"], ta.all_cases()["add-fp32-1M"]]
+    got = ta.ncu_results(cases, text + f"{ta.CASE_FAILED} gemm-bf16-1024 RuntimeError: no kernel image\n", "", 0, calls=1)
+    assert got["matmul-bias-relu-bf16-2048"].us == pytest.approx(31.776 + 5.024 + 4.512)
+    assert got["matmul-bias-relu-bf16-2048"].kernels_per_call == 3
+    assert got["gemm-bf16-1024"].note == "RuntimeError: no kernel image"
+    assert got["add-fp32-1M"].us is None and "not reached" in got["add-fp32-1M"].note
+    with pytest.raises(ValueError, match="before the first"):
+        ta.split_at_markers(ta.parse_ncu_csv(NCU_CSV))
+
+
+def test_the_profiled_process_names_the_case_it_could_not_run(ta, tmp_path):
+    """The real `kernel` process on this CPU machine: the first case cannot build its callable, says so
+    on its line, and the process then stops at the profiler; the parent's cells say both."""
+    cases = [ta.all_cases()["add-fp32-1M"], ta.all_cases()["softmax-bf16-256x4096"]]
+    root = ta.case_root(cases, tmp_path)
+    proc = subprocess.run([sys.executable, str(SCRIPT), "kernel", *(c.name for c in cases), "--calls", "2",
+                           "--root", str(root)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    got = ta.ncu_results(cases, proc.stdout, proc.stderr, proc.returncode, calls=2)
+    assert got["add-fp32-1M"].us is None and "Error" in got["add-fp32-1M"].note
+    assert "not reached" in got["softmax-bf16-256x4096"].note
 
 
 def test_reason_picks_the_line_that_says_what_went_wrong(ta):
