@@ -28,7 +28,7 @@ from harness.results.stats import summarize
 from harness.results.interrupt import stopped
 from harness.results.trace import Status, Trace
 from harness.spec.benchmodule import BenchModuleSpec
-from harness.spec.shard import Shard
+from harness.spec.shard import Shard, split
 
 CHECK_NOTE = "timing only (bench module: no correctness check)"
 
@@ -42,7 +42,7 @@ def _trace(spec_name: str, case_id: str, loaded: BenchLoaded, device: str, statu
 def run_cases(spec: BenchModuleSpec, kind: str, device_index: int, out: Path, case_ids: list[str] | None,
               say: Callable[[str], None], traces: list[Trace], shard: Shard | None = None,
               stop_on_error: bool = False) -> dict[str, object]:
-    """Time every case (or shard i/n's: cases dealt round-robin, as suites are) in a worker, appending
+    """Time every case (or shard i/n's: the cases cut as a suite's units are, `shard.split`) in a worker, appending
     each case's trace to `traces` as it finishes (an interruption keeps them); returns the device
     info. With `stop_on_error` the cases after a failed one are SKIPPED rows saying so (run-bench
     without --skip-error). Raises BenchModuleError on a module that breaks the contract."""
@@ -75,7 +75,7 @@ def run_cases(spec: BenchModuleSpec, kind: str, device_index: int, out: Path, ca
             traces.append(Trace(name, "*", {}, name, "bench-module", kind, Status(exc.status), message=exc.message))
             return {"kind": kind}
         name = spec.name or info.api_name
-        cases = info.cases[shard.index - 1::shard.count] if shard is not None else info.cases
+        cases = split(list(info.cases), shard.count)[shard.index - 1] if shard is not None else info.cases
         failed: str | None = None
         for case in cases:
             if case_ids and case.id not in case_ids:

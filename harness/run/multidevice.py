@@ -1,6 +1,6 @@
 """Several devices of one host: one child process per device, each pinned to its device.
 
-The parent deals the units round-robin over the devices and starts, per device, a child
+The parent cuts the units into one contiguous share per device (`shard.split`) and starts, per device, a child
 `python -m harness.run.multidevice JOB.json` with CUDA_VISIBLE_DEVICES / ASCEND_RT_VISIBLE_DEVICES set
 to that device alone, so the child (and every worker it spawns) sees it as device 0 and runs a
 normal single-device suite run over its share. Children report progress as JSON lines on stdout

@@ -2,18 +2,19 @@
 
 The unit of work is one workload of one problem: every solution of that problem runs on it in the
 same process, so solution and reference are timed side by side on one device as in a plain run.
-Units are dealt round-robin in suite order, so shards differ by at most one unit and the split
-depends only on the suite, never on the machine that computes it.
+Units are cut into contiguous runs in suite order, so shards differ by at most one unit, a problem's
+workloads stay together, and the split depends only on the suite, never on the machine that computes it.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Sequence, TypeVar
 
 from harness.errors import InputError
 from harness.spec.model import Manifest
 
+T = TypeVar("T")
 SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
 
@@ -56,9 +57,20 @@ def units_of(manifests: Sequence[Manifest]) -> list[Unit]:
     return [Unit(i, w.id) for i, m in enumerate(manifests) for w in m.workloads]
 
 
-def split(units: Sequence[Unit], count: int) -> list[list[Unit]]:
-    """Deal `units` round-robin into `count` lists; every unit lands in exactly one."""
-    return [list(units[k::count]) for k in range(count)]
+def split(units: Sequence[T], count: int) -> list[list[T]]:
+    """Cut `units` into `count` contiguous runs, in order, the first `len % count` one longer; every unit
+    lands in exactly one. A problem's workloads stay together, so its fixed costs (the CLI's and the
+    reference's start, each solution's build and first row) are paid on one shard, two where a cut falls
+    inside it. Dealt round-robin, a problem of W workloads landed on min(W, n) shards, each paying them
+    again: SOL-ExecBench's 200 problems x 5 workloads on 8 shards would pay every problem's fixed costs
+    five times over."""
+    size, extra = divmod(len(units), count)
+    out, start = [], 0
+    for k in range(count):
+        end = start + size + (k < extra)
+        out.append(list(units[start:end]))
+        start = end
+    return out
 
 
 def select(units: Sequence[Unit], shard: Shard) -> list[Unit]:

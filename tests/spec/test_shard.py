@@ -42,8 +42,19 @@ def test_restrict_cuts_manifests_to_their_units(tmp_path: Path) -> None:
     manifests = load_suite(write_suite(tmp_path, sizes=(8, 16, 32)))
     units = units_of(manifests)
     assert units[:3] == [Unit(0, "n8"), Unit(0, "n16"), Unit(0, "n32")]
-    cut = restrict(manifests, select(units, Shard(2, 4)))  # units 2 and 6: vadd/n16, vmul/n32
-    assert [(i, m.definition.name, [w.id for w in m.workloads]) for i, m in cut] == [(0, "vadd", ["n16"]), (1, "vmul", ["n32"])]
+    cut = restrict(manifests, select(units, Shard(2, 4)))  # 6 units in runs of 2, 2, 1, 1: units 2 and 3
+    assert [(i, m.definition.name, [w.id for w in m.workloads]) for i, m in cut] == [(0, "vadd", ["n32"]), (1, "vmul", ["n8"])]
+
+
+def test_a_problems_workloads_stay_on_as_few_shards_as_can_be() -> None:
+    """Each shard pays the start of every problem it touches: 4 problems of 5 workloads on 4 shards are
+    one problem a shard (round-robin had put every problem on all four), and a problem is cut at most
+    once at each shard boundary."""
+    units = units_of(fake_suite([5, 5, 5, 5]))
+    assert [{u.problem for u in select(units, Shard(i, 4))} for i in range(1, 5)] == [{0}, {1}, {2}, {3}]
+    units = units_of(fake_suite([5] * 200))
+    touched = [len({u.problem for u in select(units, Shard(i, 8))}) for i in range(1, 9)]
+    assert sum(touched) <= 200 + 7 and max(touched) <= 27  # 125 units a shard: 25 problems, 27 if cut at both ends
 
 
 def test_merge_reads_the_same_split_from_a_plan(tmp_path: Path) -> None:
