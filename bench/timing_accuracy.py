@@ -33,8 +33,8 @@ out the gaps between them, which every other timer includes.
 `run` writes every number to `$OUT/timing_accuracy.json` (or `--out`). The peers need
 `PYTHONPATH` to hold triton, flashinfer_bench (`pip install --no-deps --target`) and cuda-bench.
 Evidence: the manifests, the ncu CSV parser, the nvbench JSON reader, the FlashInfer-Bench loader and
-a CPU `harness run` round trip are tested on this CPU machine (tests/bench/); the GPU paths have not
-run yet.
+CPU round trips of `harness run` over a suite, the peers' and the profiled processes are tested on this
+CPU machine (tests/bench/); the whole run ran on an H100 on 2026-12-07 (docs/hardware.md, 256 s).
 """
 from __future__ import annotations
 
