@@ -705,11 +705,12 @@ s39)  # after `acc` (carry .whl .w8 .w9), `stash` with .w3 and `stash` with .w4,
   step "issue 13: harness_cost, the 1 GiB add; FlashInfer-Bench 0.1.2 and opbench on one TraceSet, three rounds"
   timeout "$(( $(left) - 10 ))" python3 bench/harness_cost.py --device cuda --add-gib 1 --vs-fib --fib-rounds 3 --timeout-s 120 \
     --out "$OUT" 2>&1 | cut -c1-230 | tail -50
-  if [ "$(left)" -gt 75 ]; then  # issue 13's cost model: what two shards of one run cost, against the whole
+  if [ "$(left)" -gt 100 ]; then  # issue 13's cost model: what two shards of one run cost, against the whole
     step "issue 13: rmsnorm.yaml warm, whole and as 2 shards one after the other (harness run), then merged"
+    rm -rf /tmp/rep/shard-* /tmp/rep/merged
     for sh in whole 1/2 2/2; do
       t0=$(date +%s.%N); d=/tmp/rep/shard-${sh/\//of}
-      timeout 60 python3 -m harness run manifests/rmsnorm.yaml --device cuda --quiet --out "$d" $([ "$sh" = whole ] || echo --shard "$sh") > "$d.txt" 2>&1
+      timeout "$(( ($(left) - 10) / 3 ))" python3 -m harness run manifests/rmsnorm.yaml --device cuda --quiet --out "$d" $([ "$sh" = whole ] || echo --shard "$sh") > "$d.txt" 2>&1
       echo "$sh: exit $? after $(python3 -c "print(f'{$(date +%s.%N) - $t0:.1f}')") s, $(python3 -c "import glob, json; r = json.load(open(glob.glob('$d/*.json')[0])); print(len(r['traces']), 'traces, rows done at', r['environment'].get('run_clock_s', {}).get('rows_done'))" 2>&1 | tail -1)"
     done
     timeout 30 python3 -m harness merge /tmp/rep/shard-1of2/*.json /tmp/rep/shard-2of2/*.json --out /tmp/rep/merged/merged.json 2>&1 | tail -3

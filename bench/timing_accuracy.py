@@ -272,6 +272,50 @@ def guarded(read: Callable[[], Reading]) -> Reading:
         return failed(f"{type(exc).__name__}: {exc}")
 
 
+# -- the timers' processes ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Finished:
+    """What a timer's process left: its exit, its output, and whether its time ran out."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or Ctrl-C while a stage's process ran: carries the readings the process had finished, so a
+    cut run still reports them (`run_main`)."""
+
+    def __init__(self, partial: dict[str, Any]):
+        super().__init__("interrupted")
+        self.partial = partial
+
+
+def bounded(cmd: Sequence[str], timeout_s: float, env: dict[str, str] | None = None) -> Finished:
+    """Run `cmd` for at most `timeout_s`; past that, or when this process is interrupted, the child gets
+    SIGTERM first (`harness run` then writes a report of the rows it finished) and is killed only if it
+    has not ended 30 s later. An interruption is raised again once the child has ended."""
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def stop() -> tuple[str, str]:
+        proc.terminate()
+        try:
+            return proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return proc.communicate()
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+        return Finished(proc.returncode, out, err)
+    except subprocess.TimeoutExpired:
+        out, err = stop()
+        return Finished(proc.returncode, out, err, timed_out=True)
+    except KeyboardInterrupt:
+        stop()
+        raise
+
+
 # -- opbench, through `harness run` -------------------------------------------------------------------
 def write_suite(cases: Sequence[Case], root: Path, bench: dict[str, Any] | None = None) -> Path:
     """Every case's manifest in `root/<case>/` and a suite (schemas/suite.schema.json) of them all in
@@ -294,19 +338,27 @@ def harness_run(manifest: Path, out: Path, timer: str | None, names: Sequence[st
         cmd += ["--timer", timer]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     try:
-        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        why = failed(f"harness run did not finish in {timeout_s:.0f} s")
-        return {name: why for name in names}
+        done = bounded(cmd, timeout_s, env)
+    except KeyboardInterrupt:
+        raise Interrupted(report_readings(out, names, "harness run interrupted (SIGTERM or Ctrl-C)")) from None
+    if done.timed_out:
+        return report_readings(out, names, f"harness run did not finish in {timeout_s:.0f} s")
+    return report_readings(out, names, f"harness run exit {done.returncode}, no report: {reason(done.stderr or done.stdout)}")
+
+
+def report_readings(out: Path, names: Sequence[str], why: str) -> dict[str, Reading]:
+    """Each named problem's reading from the report in `out` (a cut run's holds the rows it finished);
+    `why` for every problem when there is no report, and for a problem the report has no row of when the
+    run did not end on its own."""
     reports = sorted(out.glob("*.json"))
     if not reports:
-        why = failed(f"harness run exit {proc.returncode}, no report: {reason(proc.stderr or proc.stdout)}")
-        return {name: why for name in names}
+        return {name: failed(why) for name in names}
     try:
-        return read_report(reports[0], SOLUTION, names)
+        got = read_report(reports[0], SOLUTION, names)
     except Exception as exc:  # noqa: BLE001 - an unreadable report is every cell's reason
-        why = failed(f"{type(exc).__name__}: {exc}")
-        return {name: why for name in names}
+        return {name: failed(f"{type(exc).__name__}: {exc}") for name in names}
+    cut = not why.startswith("harness run exit")
+    return {name: failed(why) if cut and r.us is None and r.note.startswith("no trace of") else r for name, r in got.items()}
 
 
 def read_report(path: Path, solution: str, names: Sequence[str]) -> dict[str, Reading]:
@@ -390,6 +442,7 @@ def ncu_per_call(kernels: Sequence[NcuKernel], calls: int) -> NcuReading | Readi
 
 MARKER = "spin_kernel"  # torch.cuda._sleep's kernel: launched first in each case's profiled range
 CASE_FAILED = "opbench-accuracy: case failed:"  # the kernel process's line for a case it could not run
+CASE_DONE = "opbench-accuracy: case done:"  # ... and for one whose calls all finished (its group counts)
 
 
 def split_at_markers(kernels: Sequence[NcuKernel]) -> list[list[NcuKernel]]:
@@ -416,33 +469,38 @@ def ncu_readings(cases: Sequence[Case], root: Path, calls: int, timeout_s: float
            sys.executable, str(Path(__file__).resolve()), "kernel", *(c.name for c in cases), "--calls", str(calls),
            "--root", str(root)]
 
-    def every(why: Reading) -> dict[str, Reading]:
-        return {c.name: why for c in cases}
     try:
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout_s)
+        done = bounded(cmd, timeout_s)
     except FileNotFoundError:
-        return every(failed("ncu not found"))
-    except subprocess.TimeoutExpired:
-        return every(failed(f"ncu did not finish in {timeout_s:.0f} s"))
-    return ncu_results(cases, proc.stdout, proc.stderr, proc.returncode, calls)
+        return {c.name: failed("ncu not found") for c in cases}
+    except KeyboardInterrupt:
+        raise Interrupted({}) from None
+    end = f"ncu did not finish in {timeout_s:.0f} s" if done.timed_out else ""
+    return ncu_results(cases, done.stdout, done.stderr, done.returncode, calls, end)
 
 
-def ncu_results(cases: Sequence[Case], stdout: str, stderr: str, returncode: int, calls: int) -> dict[str, Reading]:
-    """Each case's reading from the profiled process's output: its CSV split at the markers, and the
-    reason it printed for a case it could not run."""
+def ncu_results(cases: Sequence[Case], stdout: str, stderr: str, returncode: int, calls: int,
+                end: str = "") -> dict[str, Reading]:
+    """Each case's reading from the profiled process's output: its CSV split at the markers. A group counts
+    only for a case the process said it finished (`CASE_DONE`): one that failed says why (`CASE_FAILED`),
+    and one the process died or was stopped in, or never reached, says that (`end`, else the process's last
+    error)."""
     try:
         groups = split_at_markers(parse_ncu_csv(stdout))
     except (ValueError, KeyError) as exc:
         return {c.name: failed(f"unreadable ncu CSV: {exc}") for c in cases}
-    broken = {m.group(1): m.group(2) for m in re.finditer(re.escape(CASE_FAILED) + r" (\S+) (.*)", stdout + stderr)}
+    text = stdout + stderr
+    broken = {m.group(1): m.group(2) for m in re.finditer(re.escape(CASE_FAILED) + r" (\S+) (.*)", text)}
+    finished = set(re.findall(re.escape(CASE_DONE) + r" (\S+)", text))
+    ended = end or f"ncu exit {returncode}: {reason(text)}"
     got: dict[str, Reading] = {}
     for i, case in enumerate(cases):
         if case.name in broken:
             got[case.name] = failed(broken[case.name])
-        elif i >= len(groups):
-            got[case.name] = failed(f"ncu exit {returncode}, case not reached: {reason(stdout + stderr)}")
+        elif case.name not in finished:
+            got[case.name] = failed(f"case not reached or not finished; {ended}")
         else:
-            got[case.name] = guarded(lambda g=groups[i]: ncu_per_call(g, calls))
+            got[case.name] = guarded(lambda g=groups[i] if i < len(groups) else []: ncu_per_call(g, calls))
     return got
 
 
@@ -509,11 +567,18 @@ def kernel_main(cases: Sequence[Case], root: Path, calls: int) -> None:
             print(f"{CASE_FAILED} {case.name} {type(exc).__name__}: {' '.join(str(exc).split())[:300]}", flush=True)
             fn = None
         torch.cuda.profiler.start()
-        torch.cuda._sleep(1)
-        for _ in range(calls if fn is not None else 0):
-            fn()
-        torch.cuda.synchronize()
-        torch.cuda.profiler.stop()
+        try:
+            torch.cuda._sleep(1)
+            for _ in range(calls if fn is not None else 0):
+                fn()
+            torch.cuda.synchronize()
+            if fn is not None:
+                print(f"{CASE_DONE} {case.name}", flush=True)
+        except Exception as exc:  # noqa: BLE001 - an error in the profiled calls is this case's (the next may
+            # fail the same way if the context is broken; each says so)
+            print(f"{CASE_FAILED} {case.name} {type(exc).__name__}: {' '.join(str(exc).split())[:300]}", flush=True)
+        finally:
+            torch.cuda.profiler.stop()
         del fn
         torch.cuda.empty_cache()
 
@@ -750,8 +815,9 @@ def peers_main(cases: Sequence[Case], root: Path, json_out: Path) -> None:
     fns: dict[str, Callable[[], Any]] = {}
 
     def record(name: str, key: str, r: Reading) -> None:
+        from harness.results.report import atomic_write  # a killed process leaves the last whole file
         found[name][key] = asdict(r)
-        json_out.write_text(json.dumps(found))
+        atomic_write(json_out, json.dumps(found))
 
     def attempt(name: str, key: str, measure: Callable[[], Reading]) -> None:
         try:
@@ -799,16 +865,23 @@ def peers_readings(cases: Sequence[Case], root: Path, timeout_s: float = 400) ->
     json_out = root / "peers.json"
     cmd = [sys.executable, str(Path(__file__).resolve()), "peers", *(c.name for c in cases), "--json", str(json_out),
            "--root", str(root)]
-    why = ""
     try:
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout_s)
-        if proc.returncode:
-            why = f"peers process exit {proc.returncode}: {reason(proc.stderr or proc.stdout)}"
-    except subprocess.TimeoutExpired:
-        why = f"peers process did not finish in {timeout_s:.0f} s"
-    got = json.loads(json_out.read_text()) if json_out.is_file() else {}
+        done = bounded(cmd, timeout_s)
+    except KeyboardInterrupt:
+        raise Interrupted(peers_json(cases, json_out, "peers process interrupted (SIGTERM or Ctrl-C)")) from None
+    why = (f"peers process did not finish in {timeout_s:.0f} s" if done.timed_out else
+           f"peers process exit {done.returncode}: {reason(done.stderr or done.stdout)}" if done.returncode else "")
+    return peers_json(cases, json_out, why or "not measured")
+
+
+def peers_json(cases: Sequence[Case], json_out: Path, why: str) -> dict[str, dict[str, Reading]]:
+    """The cells the peers process wrote; `why` for the rest (and for all where the file cannot be read)."""
+    try:
+        got = json.loads(json_out.read_text()) if json_out.is_file() else {}
+    except (OSError, ValueError) as exc:
+        got, why = {}, f"{why}; peers.json unreadable: {exc}"
     return {c.name: {k: guarded(lambda c=c, k=k: Reading(**got[c.name][k])) if k in got.get(c.name, {})
-                     else failed(why or "not measured") for k in PEERS} for c in cases}
+                     else failed(why) for k in PEERS} for c in cases}
 
 
 # -- the table ----------------------------------------------------------------------------------------
@@ -920,12 +993,16 @@ STAGES = ("peers", "opbench", "ncu")  # in this order: the peers' process also b
 # cache, nvcc) that ncu's process then loads
 
 
+MIN_STAGE_S = 20.0  # a stage with less time than this left before the deadline is not started
+
+
 def run_main(cases: Sequence[Case], skip: set[str], calls: int, max_time_s: float, out: Path | None,
-             deadline_s: float | None = None) -> None:
+             deadline_s: float | None = None, min_stage_s: float = MIN_STAGE_S) -> None:
     """Every case through each timer, one process per timer: the peers, `harness run` of a suite of all
-    the cases (default timer, then `--timer events`), ncu. Each stage prints its rows as it ends and the
-    JSON is rewritten; `deadline_s` bounds each stage's process by the time left (a device call has a
-    hard limit), and SIGTERM (`timeout`) or Ctrl-C ends the run with the table of what finished."""
+    the cases (default timer, then `--timer events`), ncu. Each stage prints when it ends and the JSON is
+    rewritten. `deadline_s` bounds each stage's process by the time left (a device call has a hard limit);
+    a stage with less than `min_stage_s` left is not started. SIGTERM (`timeout`) or Ctrl-C ends the run
+    with the table of what finished, the cut stage's finished cells included."""
     began = time.monotonic()
     bench = {**BENCH, "max_time_s": max_time_s}
     rows = {c.name: Row(c) for c in cases}
@@ -934,61 +1011,69 @@ def run_main(cases: Sequence[Case], skip: set[str], calls: int, max_time_s: floa
                                 "stages_s": {}, "not_run": []}
 
     def left(default_s: float) -> float:
-        return default_s if deadline_s is None else max(min(default_s, deadline_s - (time.monotonic() - began)), 1.0)
+        return default_s if deadline_s is None else min(default_s, deadline_s - (time.monotonic() - began))
 
     def save() -> None:
         settings["wall_s"] = round(time.monotonic() - began, 1)
         if out:
-            out.mkdir(parents=True, exist_ok=True)
             from harness.results.report import atomic_write
+            out.mkdir(parents=True, exist_ok=True)
             atomic_write(out / "timing_accuracy.json", json.dumps(results_json(list(rows.values()), settings), indent=2))
+
+    def peers_into(got: dict[str, dict[str, Reading]]) -> None:
+        for name, readings in got.items():
+            rows[name].peers = readings
+
+    def into(attr: str) -> Callable[[dict[str, Reading]], None]:
+        def apply(got: dict[str, Reading]) -> None:
+            for name, r in got.items():
+                setattr(rows[name], attr, r)
+        return apply
 
     def stop(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
-    steps: list[tuple[str, Callable[[], None]]] = []
-    with tempfile.TemporaryDirectory(prefix="opbench-accuracy-") as tmp:
-        root = Path(tmp)
-        suite = write_suite(cases, root, bench)
-
-        def peers() -> None:
-            for name, got in peers_readings(cases, root, timeout_s=left(400)).items():
-                rows[name].peers = got
-
-        def opbench(timer: str | None, attr: str) -> Callable[[], None]:
-            def step() -> None:
-                for name, r in harness_run(suite, root / f"out-{timer or 'default'}", timer, names, timeout_s=left(600)).items():
-                    setattr(rows[name], attr, r)
-            return step
-
-        def ncu() -> None:
-            for name, r in ncu_readings(cases, root, calls, timeout_s=left(400)).items():
-                rows[name].ncu = r
-
-        if "peers" not in skip:
-            steps.append(("peers", peers))
-        if "opbench" not in skip:
-            steps += [("opbench default", opbench(None, "opbench_default")), ("opbench events", opbench("events", "opbench_events"))]
-        if "ncu" not in skip:
-            steps.append(("ncu", ncu))
-        for i, (label, step) in enumerate(steps):
-            if deadline_s is not None and time.monotonic() - began > deadline_s:
-                settings["not_run"] = [lb for lb, _ in steps[i:]]
-                break
-            t0 = time.monotonic()
-            try:
-                step()
-            except KeyboardInterrupt:
-                settings["not_run"] = [lb for lb, _ in steps[i:]]
-                break
-            settings["stages_s"][label] = round(time.monotonic() - t0, 1)
-            progress(f"[{label}] {time.monotonic() - t0:.0f} s ({time.monotonic() - began:.0f} s in all)")
-            save()
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        with tempfile.TemporaryDirectory(prefix="opbench-accuracy-") as tmp:
+            root = Path(tmp)
+            suite = write_suite(cases, root, bench)
+            stages: list[tuple[str, Callable[[float], Any], Callable[[Any], None]]] = []
+            if "peers" not in skip:
+                stages.append(("peers", lambda t: peers_readings(cases, root, timeout_s=t), peers_into))
+            if "opbench" not in skip:
+                stages += [(f"opbench {label}", lambda t, timer=timer: harness_run(suite, root / f"out-{timer or 'default'}",
+                                                                                   timer, names, timeout_s=t), into(attr))
+                           for label, timer, attr in (("default", None, "opbench_default"),
+                                                      ("events", "events", "opbench_events"))]
+            if "ncu" not in skip:
+                stages.append(("ncu", lambda t: ncu_readings(cases, root, calls, timeout_s=t), into("ncu")))
+            budgets = {"peers": 400.0, "ncu": 400.0}
+            for i, (label, measure, apply) in enumerate(stages):
+                budget = left(budgets.get(label, 600.0))
+                if budget < min_stage_s:
+                    settings["not_run"] = [lb for lb, _, _ in stages[i:]]
+                    break
+                t0 = time.monotonic()
+                try:
+                    apply(measure(budget))
+                except Interrupted as cut:
+                    apply(cut.partial)
+                    settings["not_run"] = [lb for lb, _, _ in stages[i:]]
+                    break
+                except KeyboardInterrupt:
+                    settings["not_run"] = [lb for lb, _, _ in stages[i:]]
+                    break
+                settings["stages_s"][label] = round(time.monotonic() - t0, 1)
+                progress(f"[{label}] {time.monotonic() - t0:.0f} s ({time.monotonic() - began:.0f} s in all)")
+                save()
+    except KeyboardInterrupt:  # between stages (a save, a progress line, the temp folder's removal)
+        settings["not_run"] = settings["not_run"] or ["(the rest)"]
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
     print_results(list(rows.values()))
     if settings["not_run"]:
-        print(f"\nNot run (past the deadline, or interrupted): {', '.join(settings['not_run'])}")
+        print(f"\nNot run or cut short (past the deadline, or interrupted): {', '.join(settings['not_run'])}")
     save()
     print(f"\nwall time {settings['wall_s']:.0f} s (stages: {settings['stages_s']})")
     if out:
@@ -1060,7 +1145,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     r.add_argument("--calls", type=int, default=10, help="calls profiled by ncu per case")
     r.add_argument("--max-time-s", type=float, default=BENCH["max_time_s"], help="the manifests' bench max_time_s")
     r.add_argument("--out", type=Path, default=Path(os.environ["OUT"]) if os.environ.get("OUT") else None)
-    r.add_argument("--deadline-s", type=float, default=None, help="start no case after this many seconds")
+    r.add_argument("--deadline-s", type=float, default=None,
+                   help="bound each stage's process by the time left before this many seconds; start none with "
+                        f"less than {MIN_STAGE_S:g} s left")
     k = sub.add_parser("kernel", help="inner: each CASE's calls, after a marker kernel (run under ncu)")
     k.add_argument("cases", nargs="+", choices=list(cases))
     k.add_argument("--calls", type=int, default=10)

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from harness.errors import InputError
 from harness.results.trace import Status, Trace
-from harness.spec.shard import Unit
+from harness.spec.shard import LEGACY_SPLIT, SPLIT, Unit
 
 FORMAT = "opbench-report/1"
 Key = tuple[str, str, str]  # definition, workload, solution
@@ -87,6 +87,7 @@ class SuitePlan:
 class Shards:
     count: int
     indices: tuple[int, ...]
+    split: str = SPLIT  # how the suite's units were cut (`shard.split`): shares of two schemes do not add up
 
     @property
     def complete(self) -> bool:
@@ -246,7 +247,8 @@ class Report:
                 suite=SuitePlan(suite["name"], suite["path"], tuple(
                     ProblemPlan(p["definition"], p["manifest"], tuple(p["solutions"]), tuple(p["workloads"]))
                     for p in suite["problems"])) if suite else None,
-                shards=Shards(int(shards["count"]), tuple(int(i) for i in shards["indices"])) if shards else None,
+                shards=Shards(int(shards["count"]), tuple(int(i) for i in shards["indices"]),
+                              str(shards.get("split", LEGACY_SPLIT))) if shards else None,
                 failures=tuple(Failure(**f) for f in data.get("failures") or []),
                 missing=int((data.get("summary") or {}).get("missing", 0)),
             )

@@ -15,6 +15,8 @@ from harness.errors import InputError
 from harness.spec.model import Manifest
 
 T = TypeVar("T")
+SPLIT = "contiguous"  # how `split` cuts, recorded in a shard's report: reports cut otherwise do not merge
+LEGACY_SPLIT = "round-robin"  # what a report without the record was cut by (opbench before 2026-12-07)
 SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
 
@@ -60,10 +62,10 @@ def units_of(manifests: Sequence[Manifest]) -> list[Unit]:
 def split(units: Sequence[T], count: int) -> list[list[T]]:
     """Cut `units` into `count` contiguous runs, in order, the first `len % count` one longer; every unit
     lands in exactly one. A problem's workloads stay together, so its fixed costs (the CLI's and the
-    reference's start, each solution's build and first row) are paid on one shard, two where a cut falls
-    inside it. Dealt round-robin, a problem of W workloads landed on min(W, n) shards, each paying them
-    again: SOL-ExecBench's 200 problems x 5 workloads on 8 shards would pay every problem's fixed costs
-    five times over."""
+    reference's start, each solution's build and first row) are paid on as few shards as can be: at most
+    ceil(W / share) + 1 for a problem of W workloads. Dealt round-robin, it landed on min(W, n) shards,
+    each paying them again: SOL-ExecBench's 200 problems x 5 workloads on 8 shards would pay every
+    problem's fixed costs five times over."""
     size, extra = divmod(len(units), count)
     out, start = [], 0
     for k in range(count):

@@ -342,11 +342,16 @@ def test_ncu_splits_at_each_cases_marker(ta):
         + [marker.format(id=4)] + [r.replace(f'"{i}","4242"', f'"{i + 2}","4242"', 1) for i, r in enumerate(rows[3:], 3)]
     text = head + "\n".join(renumbered) + "\n"
     cases = [ta.all_cases()["matmul-bias-relu-bf16-2048"], ta.all_cases()["gemm-bf16-1024"], ta.all_cases()["add-fp32-1M"]]
-    got = ta.ncu_results(cases, text + f"{ta.CASE_FAILED} gemm-bf16-1024 RuntimeError: no kernel image\n", "", 0, calls=1)
+    lines = f"{ta.CASE_DONE} matmul-bias-relu-bf16-2048\n{ta.CASE_FAILED} gemm-bf16-1024 RuntimeError: no kernel image\n"
+    got = ta.ncu_results(cases, text + lines, "", 0, calls=1)
     assert got["matmul-bias-relu-bf16-2048"].us == pytest.approx(31.776 + 5.024 + 4.512)
     assert got["matmul-bias-relu-bf16-2048"].kernels_per_call == 3
     assert got["gemm-bf16-1024"].note == "RuntimeError: no kernel image"
     assert got["add-fp32-1M"].us is None and "not reached" in got["add-fp32-1M"].note
+    # the process died in the first case, after its kernels ran: no number for it, and the reason is its own
+    died = ta.ncu_results(cases, text, "RuntimeError: CUDA error: an illegal memory access was encountered", 1, calls=1)
+    assert died["matmul-bias-relu-bf16-2048"].us is None and "illegal memory access" in died["matmul-bias-relu-bf16-2048"].note
+    assert "not finished; ncu did not finish in 9 s" in ta.ncu_results(cases, text, "", -15, 1, "ncu did not finish in 9 s")["add-fp32-1M"].note
     with pytest.raises(ValueError, match="before the first"):
         ta.split_at_markers(ta.parse_ncu_csv(NCU_CSV))
 
@@ -413,3 +418,85 @@ def test_a_calls_kernels_are_summed_past_the_harness_kernels_before_them(ta):
     trace = [30.0, 20.0, 1.0, 2.0, 30.0, 20.0, 1.5, 2.5, 30.0, 20.0, 9.0, 9.0]
     assert ta.median_per_call(trace, before=2, kernels=2) == 4.0
     assert ta.median_per_call([7.0, 1.0, 7.0, 3.0, 7.0, 2.0], before=1, kernels=1) == 2.0
+
+
+# -- the run's stages ---------------------------------------------------------------------------------
+def _fake_stages(ta, monkeypatch, peers_s: float = 0.0, harness=None):
+    """Each stage's process replaced by a stand-in that returns (or raises) at once: `run_main`'s own logic."""
+    def peers(cases, root, timeout_s):
+        time.sleep(peers_s)
+        return {c.name: {k: ta.Reading(3.0, "median") for k in ta.PEERS} for c in cases}
+
+    def run(suite, out, timer, names, timeout_s):
+        return harness(timer, names) if harness else {n: ta.OpbenchReading(2.0, mode=timer or "cupti") for n in names}
+
+    def ncu(cases, root, calls, timeout_s):
+        return {c.name: ta.NcuReading(2.5, kernels_per_call=1) for c in cases}
+    monkeypatch.setattr(ta, "peers_readings", peers)
+    monkeypatch.setattr(ta, "harness_run", run)
+    monkeypatch.setattr(ta, "ncu_readings", ncu)
+
+
+def test_a_stage_with_too_little_time_left_is_not_started(ta, tmp_path, monkeypatch, capsys):
+    _fake_stages(ta, monkeypatch, peers_s=0.6)
+    cases = [ta.all_cases()["add-fp32-1M"]]
+    ta.run_main(cases, set(), 1, 1.0, tmp_path, deadline_s=1.0, min_stage_s=0.5)
+    doc = json.loads((tmp_path / "timing_accuracy.json").read_text())
+    assert doc["settings"]["not_run"] == ["opbench default", "opbench events", "ncu"]
+    assert doc["cases"]["add-fp32-1M"]["do_bench"]["us"] == 3.0 and doc["cases"]["add-fp32-1M"]["ncu"] is None
+    assert "Not run or cut short" in capsys.readouterr().out
+
+
+def test_an_interrupted_stage_keeps_the_cells_it_finished(ta, tmp_path, monkeypatch, capsys):
+    """SIGTERM while `harness run` ran: the rows its report holds are kept, the rest of the run is not started,
+    and the table and the JSON still come out."""
+    cases = [ta.all_cases()["add-fp32-1"], ta.all_cases()["add-fp32-1M"]]
+
+    def harness(timer, names):
+        raise ta.Interrupted({"add-fp32-1": ta.OpbenchReading(1.5, mode="cupti"),
+                              "add-fp32-1M": ta.failed("harness run interrupted (SIGTERM or Ctrl-C)")})
+    _fake_stages(ta, monkeypatch, harness=harness)
+    ta.run_main(cases, set(), 1, 1.0, tmp_path)
+    doc = json.loads((tmp_path / "timing_accuracy.json").read_text())
+    assert doc["cases"]["add-fp32-1"]["opbench_default"]["us"] == 1.5
+    assert "interrupted" in doc["cases"]["add-fp32-1M"]["opbench_default"]["note"]
+    assert doc["settings"]["not_run"] == ["opbench default", "opbench events", "ncu"]
+    assert doc["settings"]["stages_s"].keys() == {"peers"}
+    assert "| add-fp32-1M " in capsys.readouterr().out
+
+
+def test_every_stage_rewrites_the_numbers(ta, tmp_path, monkeypatch):
+    """The JSON holds each finished stage's cells before the next stage starts (a call cut by its limit
+    leaves them)."""
+    cases = [ta.all_cases()["gemm-bf16-1024"]]
+    found = []
+
+    def ncu(cases, root, calls, timeout_s):
+        found.append(json.loads((tmp_path / "timing_accuracy.json").read_text()))
+        return {c.name: ta.NcuReading(7.0, kernels_per_call=1) for c in cases}
+    _fake_stages(ta, monkeypatch)
+    monkeypatch.setattr(ta, "ncu_readings", ncu)
+    ta.run_main(cases, set(), 1, 1.0, tmp_path)
+    before = found[0]["cases"]["gemm-bf16-1024"]
+    assert before["opbench_events"]["mode"] == "events" and before["fib"]["us"] == 3.0 and before["ncu"] is None
+    after = json.loads((tmp_path / "timing_accuracy.json").read_text())["cases"]["gemm-bf16-1024"]
+    assert after["ncu"]["us"] == 7.0 and after["opbench_default"]["error_pct_vs_ncu"] == pytest.approx((2.0 / 7.0 - 1) * 100)
+
+
+def test_a_cut_harness_run_keeps_its_reports_rows(ta, tmp_path):
+    """`harness run` stopped by its time limit writes the rows it finished: those are read, the others say
+    why."""
+    cases = [dataclasses.replace(ta.all_cases()["add-fp32-1M"], axes={"n": 64})]
+    suite = ta.write_suite(cases, tmp_path / "cases", {"max_time_s": 0.2, "correctness_rounds": 1})
+    ta.harness_run(suite, tmp_path / "out", None, [cases[0].name], device="cpu")
+    got = ta.report_readings(tmp_path / "out", [cases[0].name, "gemm-bf16-1024"], "harness run did not finish in 9 s")
+    assert isinstance(got[cases[0].name], ta.OpbenchReading)
+    assert got["gemm-bf16-1024"].note == "harness run did not finish in 9 s"
+    assert ta.report_readings(tmp_path / "none", ["x"], "why")["x"].note == "why"
+
+
+def test_a_truncated_peers_file_is_a_reason(ta, tmp_path):
+    cases = [ta.all_cases()["add-fp32-1M"]]
+    (tmp_path / "peers.json").write_text('{"add-fp32-1M": {"do_bench": {"us": 3')
+    got = ta.peers_json(cases, tmp_path / "peers.json", "peers process exit -9")
+    assert all(r.us is None and "unreadable" in r.note for r in got["add-fp32-1M"].values())

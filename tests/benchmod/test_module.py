@@ -343,7 +343,7 @@ def test_tilelang_solution_language(tmp_path: Path, cpu) -> None:
             build_solution(sol, cpu)
 
 
-def test_cli_shards_cases_round_robin(tmp_path: Path, cli) -> None:
+def test_cli_shards_cases(tmp_path: Path, cli) -> None:
     write_pair(tmp_path, "torch-function")
     manifest = str(write_manifest(tmp_path))
     for i in (1, 2):

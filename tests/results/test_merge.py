@@ -25,9 +25,9 @@ def shard_report(index: int, keys: list[tuple[str, str, str]], status: Status = 
     return report(traces, suite=PLAN, shards=Shards(2, (index,)))
 
 
-# units in plan order: p/w1, p/w2, p/w3, q/w1 -> shard 1 gets p/w1 and p/w3, shard 2 p/w2 and q/w1
-SHARD1 = [("p", "w1", "x"), ("p", "w3", "x"), ("p", "w1", "y"), ("p", "w3", "y")]
-SHARD2 = [("q", "w1", "z"), ("p", "w2", "y"), ("p", "w2", "x")]
+# units in plan order: p/w1, p/w2, p/w3, q/w1 -> contiguous runs: shard 1 gets p/w1 and p/w2, shard 2 p/w3 and q/w1
+SHARD1 = [("p", "w1", "x"), ("p", "w2", "x"), ("p", "w1", "y"), ("p", "w2", "y")]
+SHARD2 = [("q", "w1", "z"), ("p", "w3", "y"), ("p", "w3", "x")]
 
 
 def test_merge_restores_suite_order() -> None:
@@ -52,6 +52,24 @@ def test_merge_refuses_what_is_not_one_run() -> None:
     dup = report([trace("x", "w1", "p"), trace("x", "w1", "p")])
     with pytest.raises(MergeError, match="more than one report"):
         merge([dup])
+
+
+def test_the_fixtures_are_the_shares_the_split_gives() -> None:
+    from harness.results.merge import expected_keys
+    for index, keys in ((1, SHARD1), (2, SHARD2)):
+        assert {(d, w) for d, w, _ in expected_keys(PLAN, Shards(2, (index,)))} == {(d, w) for d, w, _ in keys}
+
+
+def test_shards_cut_by_another_scheme_do_not_merge() -> None:
+    """A report without the split it was cut by is from an opbench that dealt units round-robin: its share is
+    not the one this split gives, so merging it with a new shard would lose or double rows."""
+    old = replace(shard_report(2, SHARD2), shards=Shards(2, (2,), "round-robin"))
+    with pytest.raises(MergeError, match="round-robin"):
+        merge([shard_report(1, SHARD1), old])
+    data = shard_report(1, SHARD1).to_json()
+    del data["shards"]["split"]
+    assert Report.from_json(data).shards == Shards(2, (1,), "round-robin")
+    assert Report.from_json(shard_report(1, SHARD1).to_json()).shards.split == "contiguous"
 
 
 def test_partial_merge_is_not_ok() -> None:

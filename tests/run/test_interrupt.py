@@ -80,3 +80,18 @@ def test_an_interrupted_run_writes_what_finished(tmp_path: Path, sig: signal.Sig
         assert {k: t["status"] for k, t in rows.items()} == {k: "PASSED" for k in done}
         first = {(t["solution"], t["workload"]): t for t in report["traces"]}
         assert rows[("good", "a")]["timing"] == first[("good", "a")]["timing"]  # kept, not re-run
+
+
+def test_a_shard_cut_by_another_scheme_is_not_resumed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A shard report from an opbench that dealt units round-robin (no `split` recorded) holds another share
+    than this shard's: resuming it would run the wrong rows, so it is refused before anything runs."""
+    from harness.cli import main
+    from harness.results.report import Shards, atomic_write
+    from opbench_data import report, trace, write_suite
+    suite = write_suite(tmp_path / "suite", sizes=(8, 16))
+    old = report([trace("x", "n8", "vadd")], shards=Shards(2, (1,), "round-robin"))
+    atomic_write(tmp_path / "old.json", json.dumps(old.to_json()))
+    code = main(["run", str(suite), "--device", "cpu", "--shard", "1/2", "--out", str(tmp_path / "o"),
+                 "--resume", str(tmp_path / "old.json")])
+    assert code == 2 and "cut round-robin" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists() or not list((tmp_path / "o").glob("*.json"))
