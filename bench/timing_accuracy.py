@@ -66,6 +66,7 @@ SOLUTION = "kernel"  # the one solution's name in every generated manifest
 SERIALIZED_KERNEL = 3  # CUPTI_ACTIVITY_KIND_KERNEL: the harness's kernel record (CONCURRENT_KERNEL, 10), serialized
 FLOOR = "add-fp32-1"  # the case whose every reading is that timer's floor (a launch with no work)
 BENCH = {"max_time_s": 1.5, "correctness_rounds": 1}  # enough samples for the stopping rule, bounded time
+PEERS = ("do_bench", "fib", "cuda_bench")  # the other timers, by their key in a row and in the JSON
 
 
 # -- the cases ----------------------------------------------------------------------------------------
@@ -340,16 +341,16 @@ def harness_run(manifest: Path, out: Path, timer: str | None, names: Sequence[st
     try:
         done = bounded(cmd, timeout_s, env)
     except KeyboardInterrupt:
-        raise Interrupted(report_readings(out, names, "harness run interrupted (SIGTERM or Ctrl-C)")) from None
+        raise Interrupted(report_readings(out, names, "harness run interrupted (SIGTERM or Ctrl-C)", cut=True)) from None
     if done.timed_out:
-        return report_readings(out, names, f"harness run did not finish in {timeout_s:.0f} s")
+        return report_readings(out, names, f"harness run did not finish in {timeout_s:.0f} s", cut=True)
     return report_readings(out, names, f"harness run exit {done.returncode}, no report: {reason(done.stderr or done.stdout)}")
 
 
-def report_readings(out: Path, names: Sequence[str], why: str) -> dict[str, Reading]:
-    """Each named problem's reading from the report in `out` (a cut run's holds the rows it finished);
-    `why` for every problem when there is no report, and for a problem the report has no row of when the
-    run did not end on its own."""
+def report_readings(out: Path, names: Sequence[str], why: str, cut: bool = False) -> dict[str, Reading]:
+    """Each named problem's reading from the report in `out` (a `cut` run's holds the rows it finished);
+    `why` for every problem when there is no report, and, for a cut run, for each problem the report has
+    no row of."""
     reports = sorted(out.glob("*.json"))
     if not reports:
         return {name: failed(why) for name in names}
@@ -357,7 +358,6 @@ def report_readings(out: Path, names: Sequence[str], why: str) -> dict[str, Read
         got = read_report(reports[0], SOLUTION, names)
     except Exception as exc:  # noqa: BLE001 - an unreadable report is every cell's reason
         return {name: failed(f"{type(exc).__name__}: {exc}") for name in names}
-    cut = not why.startswith("harness run exit")
     return {name: failed(why) if cut and r.us is None and r.note.startswith("no trace of") else r for name, r in got.items()}
 
 
@@ -556,6 +556,10 @@ def kernel_main(cases: Sequence[Case], root: Path, calls: int) -> None:
     heuristics) outside the profiled range, then inside it the marker and exactly `calls` calls. A case
     that cannot run says why on a line of its own and profiles its marker alone."""
     import torch
+
+    def say_failed(case: Case, exc: Exception) -> None:
+        print(f"{CASE_FAILED} {case.name} {type(exc).__name__}: {' '.join(str(exc).split())[:300]}", flush=True)
+
     for case in cases:
         fn: Callable[[], Any] | None = None
         try:
@@ -564,7 +568,7 @@ def kernel_main(cases: Sequence[Case], root: Path, calls: int) -> None:
                 fn()
             torch.cuda.synchronize()
         except Exception as exc:  # noqa: BLE001 - this case's cell, not the other cases'
-            print(f"{CASE_FAILED} {case.name} {type(exc).__name__}: {' '.join(str(exc).split())[:300]}", flush=True)
+            say_failed(case, exc)
             fn = None
         torch.cuda.profiler.start()
         try:
@@ -576,7 +580,7 @@ def kernel_main(cases: Sequence[Case], root: Path, calls: int) -> None:
                 print(f"{CASE_DONE} {case.name}", flush=True)
         except Exception as exc:  # noqa: BLE001 - an error in the profiled calls is this case's (the next may
             # fail the same way if the context is broken; each says so)
-            print(f"{CASE_FAILED} {case.name} {type(exc).__name__}: {' '.join(str(exc).split())[:300]}", flush=True)
+            say_failed(case, exc)
         finally:
             torch.cuda.profiler.stop()
         del fn
@@ -804,9 +808,6 @@ def cuda_bench_readings(fns: dict[str, Callable[[], Any]], json_path: Path, time
     return {name: guarded(lambda name=name: nvbench_cold_gpu_us(doc, name)) for name in fns}
 
 
-PEERS = ("do_bench", "fib", "cuda_bench")
-
-
 def peers_main(cases: Sequence[Case], root: Path, json_out: Path) -> None:
     """Each peer on each case's callable, each in its own try: one failing peer or case leaves the
     others. cuda-bench runs last, every case at once. What is known is written after every step."""
@@ -895,7 +896,7 @@ class Row:
 
     def readings(self) -> dict[str, Reading | None]:
         return {"ncu": self.ncu, "opbench_default": self.opbench_default, "opbench_events": self.opbench_events,
-                **{k: self.peers.get(k) for k in ("do_bench", "fib", "cuda_bench")}}
+                **{k: self.peers.get(k) for k in PEERS}}
 
 
 def error_pct(value: Reading | None, truth: Reading | None) -> float | None:
@@ -923,7 +924,7 @@ def table_rows(rows: Sequence[Row]) -> list[list[str]]:
         d = row.opbench_default
         default = cell(d) + (f" ({d.mode})" if isinstance(d, OpbenchReading) and d.mode else "")
         line = [row.case.name, cell(row.ncu), default, err(d), cell(row.opbench_events), err(row.opbench_events)]
-        for key in ("do_bench", "fib", "cuda_bench"):
+        for key in PEERS:
             r = row.peers.get(key)
             line += [cell(r), err(r)]
         out.append(line)
@@ -989,10 +990,6 @@ def progress(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-STAGES = ("peers", "opbench", "ncu")  # in this order: the peers' process also builds the solutions (Triton's
-# cache, nvcc) that ncu's process then loads
-
-
 MIN_STAGE_S = 20.0  # a stage with less time than this left before the deadline is not started
 
 
@@ -1020,12 +1017,8 @@ def run_main(cases: Sequence[Case], skip: set[str], calls: int, max_time_s: floa
             out.mkdir(parents=True, exist_ok=True)
             atomic_write(out / "timing_accuracy.json", json.dumps(results_json(list(rows.values()), settings), indent=2))
 
-    def peers_into(got: dict[str, dict[str, Reading]]) -> None:
-        for name, readings in got.items():
-            rows[name].peers = readings
-
-    def into(attr: str) -> Callable[[dict[str, Reading]], None]:
-        def apply(got: dict[str, Reading]) -> None:
+    def into(attr: str) -> Callable[[dict[str, Any]], None]:
+        def apply(got: dict[str, Any]) -> None:
             for name, r in got.items():
                 setattr(rows[name], attr, r)
         return apply
@@ -1038,9 +1031,10 @@ def run_main(cases: Sequence[Case], skip: set[str], calls: int, max_time_s: floa
         with tempfile.TemporaryDirectory(prefix="opbench-accuracy-") as tmp:
             root = Path(tmp)
             suite = write_suite(cases, root, bench)
+            # in this order: the peers' process also builds the solutions (Triton's cache, nvcc) that ncu's loads
             stages: list[tuple[str, Callable[[float], Any], Callable[[Any], None]]] = []
             if "peers" not in skip:
-                stages.append(("peers", lambda t: peers_readings(cases, root, timeout_s=t), peers_into))
+                stages.append(("peers", lambda t: peers_readings(cases, root, timeout_s=t), into("peers")))
             if "opbench" not in skip:
                 stages += [(f"opbench {label}", lambda t, timer=timer: harness_run(suite, root / f"out-{timer or 'default'}",
                                                                                    timer, names, timeout_s=t), into(attr))
@@ -1057,11 +1051,9 @@ def run_main(cases: Sequence[Case], skip: set[str], calls: int, max_time_s: floa
                 t0 = time.monotonic()
                 try:
                     apply(measure(budget))
-                except Interrupted as cut:
-                    apply(cut.partial)
-                    settings["not_run"] = [lb for lb, _, _ in stages[i:]]
-                    break
-                except KeyboardInterrupt:
+                except KeyboardInterrupt as cut:
+                    if isinstance(cut, Interrupted):
+                        apply(cut.partial)
                     settings["not_run"] = [lb for lb, _, _ in stages[i:]]
                     break
                 settings["stages_s"][label] = round(time.monotonic() - t0, 1)
@@ -1114,7 +1106,7 @@ def rows_from_json(doc: dict[str, Any], cases: dict[str, Case]) -> list[Row]:
     for name, entry in doc["cases"].items():
         row = Row(cases[name], reading("ncu", entry.get("ncu")), reading("opbench_default", entry.get("opbench_default")),
                   reading("opbench_events", entry.get("opbench_events")))
-        row.peers = {k: r for k in ("do_bench", "fib", "cuda_bench") if (r := reading(k, entry.get(k))) is not None}
+        row.peers = {k: r for k in PEERS if (r := reading(k, entry.get(k))) is not None}
         rows.append(row)
     return rows
 

@@ -75,7 +75,7 @@ def run_cases(spec: BenchModuleSpec, kind: str, device_index: int, out: Path, ca
             traces.append(Trace(name, "*", {}, name, "bench-module", kind, Status(exc.status), message=exc.message))
             return {"kind": kind}
         name = spec.name or info.api_name
-        cases = split(list(info.cases), shard.count)[shard.index - 1] if shard is not None else info.cases
+        cases = split(info.cases, shard.count)[shard.index - 1] if shard is not None else info.cases
         failed: str | None = None
         for case in cases:
             if case_ids and case.id not in case_ids:

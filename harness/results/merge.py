@@ -11,7 +11,7 @@ from typing import Sequence
 
 from harness.results.report import Failure, Key, Report, ReportError, Shards, SuitePlan, now
 from harness.results.trace import Trace
-from harness.spec.shard import SPLIT, split
+from harness.spec.shard import foreign_split, split
 
 
 class MergeError(ReportError):
@@ -33,10 +33,8 @@ def _shards(reports: Sequence[Report]) -> Shards | None:
     counts, indices = set(), []
     for r in reports:
         if r.shards:
-            if r.shards.split != SPLIT:
-                raise MergeError(f"shard(s) {', '.join(map(str, r.shards.indices))} of {r.shards.count} were cut "
-                                 f"{r.shards.split} (an older opbench); this one cuts {SPLIT} runs, so the shares "
-                                 "would not add up: run those shards again")
+            if (why := foreign_split(r.shards.split)):
+                raise MergeError(f"shard(s) {', '.join(map(str, r.shards.indices))} of {r.shards.count}: {why}")
             counts.add(r.shards.count)
             indices.extend(r.shards.indices)
     if not counts:

@@ -28,7 +28,7 @@ from harness.run.suite import plan_of, prepare, run_units, trace_count
 from harness.spec.benchmodule import is_bench_module_manifest, load_bench_manifest, with_overrides
 from harness.spec.manifest import is_suite
 from harness.spec.model import Manifest
-from harness.spec.shard import SPLIT, Shard, select, units_of
+from harness.spec.shard import Shard, foreign_split, select, units_of
 
 
 @dataclass(frozen=True)
@@ -89,9 +89,8 @@ def _resumed(path: Path) -> Report:
         previous = Report.load(path)
     except ReportError as exc:
         raise InputError(f"--resume {path}: not a report opbench can read ({exc})") from None
-    if previous.shards is not None and previous.shards.split != SPLIT:
-        raise InputError(f"--resume {path}: its shard was cut {previous.shards.split} (an older opbench); this one "
-                         f"cuts {SPLIT} runs, so its rows are not this shard's: run the shard again")
+    if previous.shards is not None and (why := foreign_split(previous.shards.split)):
+        raise InputError(f"--resume {path}: its shard was {why}")
     kept = tuple(f for f in previous.failures if f.where != STOPPED)
     finished = tuple(t for t in previous.traces if t.status != Status.INTERRUPTED)
     return replace(previous, traces=finished, failures=kept, suite=None, shards=None)  # the plan is this run's

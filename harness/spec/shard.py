@@ -75,6 +75,13 @@ def split(units: Sequence[T], count: int) -> list[list[T]]:
     return out
 
 
+def foreign_split(cut: str) -> str | None:
+    """Why a share cut by `cut` is not a share of this opbench's `split`, or None when it is."""
+    if cut == SPLIT:
+        return None
+    return f"cut {cut} (an older opbench); this one cuts {SPLIT} runs, so the shares differ: run it again"
+
+
 def select(units: Sequence[Unit], shard: Shard) -> list[Unit]:
     return split(units, shard.count)[shard.index - 1]
 

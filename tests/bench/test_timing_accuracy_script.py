@@ -489,7 +489,8 @@ def test_a_cut_harness_run_keeps_its_reports_rows(ta, tmp_path):
     cases = [dataclasses.replace(ta.all_cases()["add-fp32-1M"], axes={"n": 64})]
     suite = ta.write_suite(cases, tmp_path / "cases", {"max_time_s": 0.2, "correctness_rounds": 1})
     ta.harness_run(suite, tmp_path / "out", None, [cases[0].name], device="cpu")
-    got = ta.report_readings(tmp_path / "out", [cases[0].name, "gemm-bf16-1024"], "harness run did not finish in 9 s")
+    got = ta.report_readings(tmp_path / "out", [cases[0].name, "gemm-bf16-1024"], "harness run did not finish in 9 s",
+                             cut=True)
     assert isinstance(got[cases[0].name], ta.OpbenchReading)
     assert got["gemm-bf16-1024"].note == "harness run did not finish in 9 s"
     assert ta.report_readings(tmp_path / "none", ["x"], "why")["x"].note == "why"
