@@ -716,5 +716,26 @@ s39)  # after `acc` (carry .whl .w8 .w9), `stash` with .w3 and `stash` with .w4,
     timeout 30 python3 -m harness merge /tmp/rep/shard-1of2/*.json /tmp/rep/shard-2of2/*.json --out /tmp/rep/merged/merged.json 2>&1 | tail -3
   fi
   ;;
-*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|s36|s37|s38|acc|s39|cost" >&2; exit 2 ;;
+s40)  # carry .whl .w8: issue 13's fixed costs on a warm run (7 languages: no toolchains archive). (1) bytecode kept in
+  # opbench's cache where torch has none beside it (harness/bytecode.py) against none; (2) a CUPTI chunk's fixed cost
+  # with the direct tracer (sample_cost --sizes); (3) CUPTI chunks of at least 100 samples against 30. A and B alternate.
+  began=$(date +%s); left() { echo $(( ${S40_S:-560} - ($(date +%s) - began) )); }
+  ab() {  # $1: label, $2: python run before the CLI (a setting of the old way) or "": harness run rmsnorm.yaml, warm
+    local s=$(date +%s.%N) d=/tmp/rep/ab-$1
+    rm -rf "$d"; timeout 90 python3 -c "$2
+from harness.cli import cli; cli()" run rmsnorm.yaml --device cuda --quiet --out "$d" > "$d.txt" 2>&1
+    echo "$1: exit $? wall $(python3 -c "print(f'{$(date +%s.%N) - $s:.1f}')") s $(python3 -c "import glob, json; r = json.load(open(glob.glob('$d/*.json')[0])); t = r['traces']; c = r['environment'].get('run_clock_s', {}); print('runner', c.get('runner'), 'ref ready', c.get('reference_ready'), 'rows done', c.get('rows_done'), '| rows own %.1f s' % sum((x.get('cost_s') or {}).get('total', 0) for x in t), '| samples a side', sorted(len((x.get('timing') or {}).get('samples_ms') or []) for x in t if x['status'] == 'PASSED')[::4], '| NOISY', sum('NOISY' in str(x.get('flags')) for x in t))" 2>&1 | tail -1)"
+  }
+  step versions; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nproc
+  python3 -c "import importlib.util as u, os, sys; o = u.find_spec('torch').origin; print('PYTHONDONTWRITEBYTECODE', repr(os.environ.get('PYTHONDONTWRITEBYTECODE')), '| torch bytecode beside its source:', os.path.exists(u.cache_from_source(o)), '| torch folder writable:', os.access(os.path.dirname(o), os.W_OK))"
+  mkdir -p /tmp/rep; rm -rf /var/tmp/opbench-cache; bench_run cold . 150
+  ls /var/tmp/opbench-cache; du -sh /var/tmp/opbench-cache/pycache 2>&1 | tail -1
+  step "(1) bytecode kept (new) against none (old), alternating"
+  for r in 1 2; do ab "bytecode-none-$r" "import harness.bytecode as b; b.use_cache = lambda *a, **k: None"; ab "bytecode-kept-$r" ""; done
+  step "(2) a chunk's wall, direct CUPTI tracer: fixed part and part per sample"
+  timeout 120 python3 bench/sample_cost.py rmsnorm.yaml --solution triton-row --workload medium-bf16 --device cuda --samples 100 --sizes 10,30,100,300 --top 12 2>&1 | tail -30
+  step "(3) CUPTI chunks of at least 100 samples (old) against 30 (new), alternating"
+  for r in 1 2; do [ "$(left)" -gt 60 ] && ab "chunk100-$r" "import harness.measure.timing as t; t.CUPTI_CHUNK = 100"; [ "$(left)" -gt 30 ] && ab "chunk30-$r" "import harness.measure.timing as t; t.CUPTI_CHUNK = 30"; done
+  ;;
+*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|s36|s37|s38|acc|s39|s40|cost" >&2; exit 2 ;;
 esac

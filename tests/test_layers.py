@@ -11,7 +11,7 @@ import pytest
 from harness.paths import PACKAGE_DIR
 
 # lowest first; a module may import its own layer and those before it
-LAYERS = [{"paths", "errors", "logs"}, {"spec"}, {"results"}, {"measure"}, {"execute"}, {"benchmod"}, {"run"},
+LAYERS = [{"paths", "errors", "logs", "bytecode"}, {"spec"}, {"results"}, {"measure"}, {"execute"}, {"benchmod"}, {"run"},
           {"launcher"}, {"cli"}, {"__main__"}]
 
 

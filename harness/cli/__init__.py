@@ -14,7 +14,7 @@ from typing import Callable, NoReturn, Sequence
 
 from harness.cli import benchgen, launch, results, runbench
 from harness.cli import run as run_cmd
-from harness.cli.exit import exit_with
+from harness.cli.exit import command
 from harness.errors import OpbenchError
 from harness.results.interrupt import EXIT_CODE as INTERRUPTED
 from harness.spec.text import clean
@@ -54,7 +54,7 @@ def commands() -> dict[str, Command]:
 
 def cli() -> NoReturn:
     """The `opbench` and `python -m harness` entry point."""
-    exit_with(main())
+    command(main)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import NoReturn, Sequence
 
-from harness.cli.exit import exit_with
+from harness.cli.exit import command
 from harness.errors import InputError, OpbenchError
 from harness.execute import spawn
 from harness.results.interrupt import EXIT_CODE as INTERRUPTED
@@ -125,13 +125,13 @@ def sol_execbench(argv: Sequence[str] | None = None) -> int:
 
 
 def cli() -> NoReturn:
-    """The `hpc-bench` entry point (`exit_with`: no interpreter teardown after the report)."""
-    exit_with(main())
+    """The `hpc-bench` entry point (`command`: no interpreter teardown after the report)."""
+    command(main)
 
 
 def sol_execbench_cli() -> NoReturn:
     """The `sol-execbench` entry point."""
-    exit_with(sol_execbench())
+    command(sol_execbench)
 
 
 if __name__ == "__main__":

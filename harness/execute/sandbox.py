@@ -25,6 +25,7 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from harness.paths import cache_dir
 from harness.spec.model import Solution
 
 UID_BASE = 100_000        # worker uids: UID_BASE + a hash of the build-cache key (see make)
@@ -101,15 +102,13 @@ def _readable_by_others(path: Path) -> bool:
 
 def policy() -> Policy:
     """Separate worker uids when this process is root and the Python stack is readable by other users."""
-    cache = os.environ.get("OPBENCH_CACHE_DIR")
+    root = cache_dir()
     if os.geteuid() != 0:
-        root = Path(cache) if cache else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "opbench"
         return Policy(False, "the harness does not run as root, so workers keep its uid", root / "build")
     import harness
     import torch
     needed = [Path(sys.executable), Path(os.__file__), Path(harness.__file__), Path(torch.__file__)]
     closed = [str(p) for p in needed if not _readable_by_others(p)]
-    root = Path(cache) if cache else Path("/var/tmp/opbench-cache")  # reachable by worker uids, unlike /root
     if closed:
         return Policy(False, f"other users cannot read {', '.join(closed)}, so workers keep the parent's uid "
                              "(install Python where other users can read it, as the image does)", root / "build")

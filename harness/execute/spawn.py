@@ -26,8 +26,9 @@ BATCH = 8
 # libgomp's idle threads spin by default: on a 16-core H200 host (2026-12-03), with the CPU device, an
 # axpy reference sampled 0.2 ms or 8-16 ms from one sample to the next, and a solution doing 8x its
 # work came out 6-15x *faster*; with PASSIVE the same run read 268 us against 1926 us. A user's own
-# setting is kept.
-WORKER_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
+# setting is kept. No bytecode written, from the interpreter's start: a worker only reads the bytecode the
+# parent keeps (harness/bytecode.py).
+WORKER_ENV = {"OMP_WAIT_POLICY": "PASSIVE", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 @contextlib.contextmanager

@@ -1,0 +1,59 @@
+"""Compiled Python kept in opbench's cache when torch's cannot be kept beside its source.
+
+Every process of a run imports torch: the parent and each worker. Where torch's folder holds no
+bytecode (an image built with PYTHONDONTWRITEBYTECODE=1, or a read-only install), every one of those
+imports compiles torch's source again, about 2.5 s of each process's start on the GPU machine (py-spy,
+2026-12-07). `use_cache` then points imports at `pycache/` in opbench's cache folder (Python's own
+`sys.pycache_prefix`), for this process and, through the environment, for every process it starts.
+
+Only the parent writes there. Workers start with PYTHONDONTWRITEBYTECODE (`execute/spawn.WORKER_ENV`),
+so they read what the parent compiled and never write: bytecode a solution planted would be imported by
+the next run's parent. The folder is used only when it is this user's own and no one else can write it.
+A machine whose torch has its bytecode is left exactly as it is.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import stat
+import sys
+from pathlib import Path
+
+PYCACHE = "pycache"
+
+
+def compiled_beside_source(module: str) -> bool:
+    """Whether `module` is missing, not Python source, or has its bytecode in its own __pycache__."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return True
+    prefix, sys.pycache_prefix = sys.pycache_prefix, None  # where the bytecode would be without a prefix
+    try:
+        return os.path.exists(importlib.util.cache_from_source(spec.origin))
+    finally:
+        sys.pycache_prefix = prefix
+
+
+def _private(path: Path) -> bool:
+    """A real folder owned by this user that no group or other user can write."""
+    st = path.lstat()
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def use_cache(root: Path, probe: str = "torch") -> Path | None:
+    """Keep bytecode under `root/pycache` when `probe` (torch) has none beside its source and no prefix
+    was chosen by the user; returns the folder, or None when things stay as they are."""
+    if sys.pycache_prefix is not None or compiled_beside_source(probe):
+        return None
+    folder = root / PYCACHE
+    try:
+        for path in (root, folder):
+            path.mkdir(parents=True, exist_ok=True, mode=0o755)
+            if not _private(path):
+                return None
+    except OSError:
+        return None
+    sys.pycache_prefix = str(folder)
+    sys.dont_write_bytecode = False  # this process only: workers are started with PYTHONDONTWRITEBYTECODE
+    os.environ["PYTHONPYCACHEPREFIX"] = str(folder)
+    return folder

@@ -1,0 +1,83 @@
+"""Bytecode kept in opbench's cache where torch has none beside its source: the parent compiles once and
+every later process (the next run's parent, its workers) reads it; a folder others could write is never
+used, and a machine whose modules have their bytecode is left as it is. Each case runs in its own
+interpreter, since `use_cache` sets this process's import state."""
+from __future__ import annotations
+
+import os
+import py_compile
+import subprocess
+import sys
+from pathlib import Path
+
+from harness.paths import child_env
+
+USE = """import os, sys
+sys.path.insert(0, {src!r})
+from pathlib import Path
+from harness import bytecode
+folder = bytecode.use_cache(Path({root!r}), probe="probe_mod")
+import probe_mod
+print(folder, sys.pycache_prefix, os.environ.get("PYTHONPYCACHEPREFIX"), sys.dont_write_bytecode)
+"""
+
+
+def run(code: str, **env: str | None) -> list[str]:
+    """`code`'s printed words; `env` over this environment (None: unset) with PYTHONDONTWRITEBYTECODE=1, as
+    on a machine whose torch has no bytecode beside it."""
+    merged = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": None, **env}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env=child_env({k: v for k, v in merged.items() if v is not None}))
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split()
+
+
+def module(tmp_path: Path) -> Path:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "probe_mod.py").write_text("VALUE = 1\n")
+    return src
+
+
+def test_the_parent_compiles_once_into_the_cache_and_the_next_process_reads_it(tmp_path: Path) -> None:
+    src, root = module(tmp_path), tmp_path / "cache"
+    folder, prefix, env, no_write = run(USE.format(src=str(src), root=str(root)))
+    assert folder == prefix == env == str(root / "pycache") and no_write == "False"
+    compiled = list((root / "pycache").rglob("probe_mod.*.pyc"))
+    assert len(compiled) == 1 and not (src / "__pycache__").exists()
+    written = compiled[0].stat().st_mtime_ns
+    run(USE.format(src=str(src), root=str(root)))
+    assert compiled[0].stat().st_mtime_ns == written  # read, not compiled and written again
+
+
+def test_a_worker_reads_the_cache_but_never_writes(tmp_path: Path) -> None:
+    src, root = module(tmp_path), tmp_path / "cache"
+    (src / "child_probe.py").write_text(
+        "import sys\ndef report(conn):\n    conn.send((sys.flags.dont_write_bytecode, sys.pycache_prefix))\n")
+    code = USE.format(src=str(src), root=str(root)) + (
+        "import child_probe\nfrom harness.execute import spawn\n"
+        "proc, conn = spawn.process(child_probe.report, (), 'probe')\nprint(*conn.recv())\nproc.join(60)\n")
+    out = run(code, PYTHONDONTWRITEBYTECODE=None)
+    assert out[-2:] == ["1", str(root / "pycache")]
+
+
+def test_modules_with_their_bytecode_and_a_users_own_prefix_are_left_as_they_are(tmp_path: Path) -> None:
+    src, root = module(tmp_path), tmp_path / "cache"
+    py_compile.compile(str(src / "probe_mod.py"), doraise=True)
+    assert run(USE.format(src=str(src), root=str(root)))[:2] == ["None", "None"]
+    (src / "__pycache__").rename(tmp_path / "elsewhere")
+    mine = str(tmp_path / "mine")
+    assert run(USE.format(src=str(src), root=str(root)), PYTHONPYCACHEPREFIX=mine)[:2] == ["None", mine]
+    assert not root.exists()
+
+
+def test_a_cache_folder_others_can_write_is_not_used(tmp_path: Path) -> None:
+    src, root = module(tmp_path), tmp_path / "cache"
+    root.mkdir()
+    root.chmod(0o777)
+    assert run(USE.format(src=str(src), root=str(root)))[:2] == ["None", "None"]
+    assert not (root / "pycache").exists()
+    root.chmod(0o755)
+    (root / "pycache").mkdir()
+    (root / "pycache").chmod(0o775)
+    assert run(USE.format(src=str(src), root=str(root)))[:2] == ["None", "None"]
