@@ -91,6 +91,13 @@ for label in sys.argv[1:]:
 phases() {  # $1: label of a bench_run: each row's phases (bench/harness_cost.py's table) and the run clock
   python3 -c "import glob, json, sys; sys.path.insert(0, 'bench'); import harness_cost as h; r = json.load(open(glob.glob(sys.argv[1] + '/*.json')[0])); print(r['environment'].get('run_clock_s')); print(h.table([h.row_cost(t) for t in r['traces'] if t['status'] not in ('SKIPPED', 'UNSUPPORTED')]))" "/tmp/rep/$1"
 }
+ab() {  # $1: label, $2: python run before the CLI (a setting of the old way) or "": harness run rmsnorm.yaml, warm;
+  # the report in /tmp/rep/ab-$1 (`phases ab-$1`)
+  local s=$(date +%s.%N) d=/tmp/rep/ab-$1
+  rm -rf "$d"; timeout 90 python3 -c "$2
+from harness.cli import cli; cli()" run rmsnorm.yaml --device cuda --quiet --out "$d" > "$d.txt" 2>&1
+  echo "$1: exit $? wall $(python3 -c "print(f'{$(date +%s.%N) - $s:.1f}')") s $(python3 -c "import glob, json; r = json.load(open(glob.glob('$d/*.json')[0])); t = r['traces']; c = r['environment'].get('run_clock_s', {}); print('runner', c.get('runner'), 'ref ready', c.get('reference_ready'), 'rows done', c.get('rows_done'), '| rows own %.1f s' % sum((x.get('cost_s') or {}).get('total', 0) for x in t), '| samples a side', sorted(len((x.get('timing') or {}).get('samples_ms') or []) for x in t if x['status'] == 'PASSED')[::4], '| NOISY', sum('NOISY' in str(x.get('flags')) for x in t))" 2>&1 | tail -1)"
+}
 handoff_tests() {  # $1: seconds; the CUDA IPC hand-over tests, the whole output in handoff.txt
   step "hand-over tests (CUDA IPC), the whole output in handoff.txt"
   timeout "$1" python3 -m pytest -q -p no:cacheprovider tests/execute/test_handoff.py > "$OUT/handoff.txt" 2>&1
@@ -720,12 +727,6 @@ s40)  # carry .whl .w8: issue 13's fixed costs on a warm run (7 languages: no to
   # opbench's cache where torch has none beside it (harness/bytecode.py) against none; (2) a CUPTI chunk's fixed cost
   # with the direct tracer (sample_cost --sizes); (3) CUPTI chunks of at least 100 samples against 30. A and B alternate.
   began=$(date +%s); left() { echo $(( ${S40_S:-560} - ($(date +%s) - began) )); }
-  ab() {  # $1: label, $2: python run before the CLI (a setting of the old way) or "": harness run rmsnorm.yaml, warm
-    local s=$(date +%s.%N) d=/tmp/rep/ab-$1
-    rm -rf "$d"; timeout 90 python3 -c "$2
-from harness.cli import cli; cli()" run rmsnorm.yaml --device cuda --quiet --out "$d" > "$d.txt" 2>&1
-    echo "$1: exit $? wall $(python3 -c "print(f'{$(date +%s.%N) - $s:.1f}')") s $(python3 -c "import glob, json; r = json.load(open(glob.glob('$d/*.json')[0])); t = r['traces']; c = r['environment'].get('run_clock_s', {}); print('runner', c.get('runner'), 'ref ready', c.get('reference_ready'), 'rows done', c.get('rows_done'), '| rows own %.1f s' % sum((x.get('cost_s') or {}).get('total', 0) for x in t), '| samples a side', sorted(len((x.get('timing') or {}).get('samples_ms') or []) for x in t if x['status'] == 'PASSED')[::4], '| NOISY', sum('NOISY' in str(x.get('flags')) for x in t))" 2>&1 | tail -1)"
-  }
   step versions; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nproc
   python3 -c "import importlib.util as u, os, sys; o = u.find_spec('torch').origin; print('PYTHONDONTWRITEBYTECODE', repr(os.environ.get('PYTHONDONTWRITEBYTECODE')), '| torch bytecode beside its source:', os.path.exists(u.cache_from_source(o)), '| torch folder writable:', os.access(os.path.dirname(o), os.W_OK))"
   mkdir -p /tmp/rep; rm -rf /var/tmp/opbench-cache; bench_run cold . 150
@@ -737,5 +738,25 @@ from harness.cli import cli; cli()" run rmsnorm.yaml --device cuda --quiet --out
   step "(3) CUPTI chunks of at least 100 samples (old) against 30 (new), alternating"
   for r in 1 2; do [ "$(left)" -gt 60 ] && ab "chunk100-$r" "import harness.measure.timing as t; t.CUPTI_CHUNK = 100"; [ "$(left)" -gt 30 ] && ab "chunk30-$r" "import harness.measure.timing as t; t.CUPTI_CHUNK = 30"; done
   ;;
-*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|s36|s37|s38|acc|s39|s40|cost" >&2; exit 2 ;;
+s41)  # after `stash` with .w3 and `stash` with .w4, carry .w5 .w9: every rmsnorm language (40 rows). make bench cold, then
+  # warm through harness run: the old way (no bytecode kept, CUPTI chunks of 100) against the new, alternating, each
+  # row's phases (to $OUT/phases-old.txt, phases-new.txt); make's own steps before the run; a CUPTI chunk's fixed cost
+  began=$(date +%s); left() { echo $(( ${S41_S:-560} - ($(date +%s) - began) )); }
+  step versions; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nproc
+  for m in cutlass.cute cuda.tile tilelang tvm_ffi cudnn flashinfer_bench; do python3 -c "import $m" > /dev/null 2>&1 && echo "$m ok" || echo "$m MISSING"; done
+  mkdir -p /tmp/rep; rm -rf /var/tmp/opbench-cache; bench_run cold . 150
+  step "make's own steps before the run (launch-deps, deps), twice"
+  for r in 1 2; do s=$(date +%s.%N); PIP_NO_INDEX=1 make deps > /dev/null 2>&1; echo "make deps: exit $? $(python3 -c "print(f'{$(date +%s.%N) - $s:.2f}')") s"; done
+  step "a chunk's wall, direct CUPTI tracer: fixed part and part per sample"
+  timeout 100 python3 bench/sample_cost.py rmsnorm.yaml --solution triton-row --workload medium-bf16 --device cuda --samples 100 --sizes 10,30,100,300 --top 8 2>&1 | tail -22
+  step "warm, harness run: old (no bytecode kept, CUPTI chunks of 100), b100 (bytecode kept, chunks of 100), new; alternating"
+  old="import harness.bytecode as b, harness.measure.timing as t; b.use_cache = lambda *a, **k: None; t.CUPTI_CHUNK = 100"
+  for r in 1 2; do
+    [ "$(left)" -gt 100 ] && ab "old-$r" "$old"
+    [ "$(left)" -gt 70 ] && ab "b100-$r" "import harness.measure.timing as t; t.CUPTI_CHUNK = 100"
+    [ "$(left)" -gt 40 ] && ab "new-$r" ""
+  done
+  for v in old new; do phases "ab-$v-1" > "$OUT/phases-$v.txt" 2>&1; head -1 "$OUT/phases-$v.txt"; done
+  ;;
+*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|s36|s37|s38|acc|s39|s40|s41|cost" >&2; exit 2 ;;
 esac

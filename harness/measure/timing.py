@@ -25,12 +25,17 @@ from harness.results.stats import rse_of_median, summarize
 from harness.results.trace import TimingStats
 
 MAX_HOLD_US = 2000.0
-CUPTI_CHUNK = 100  # samples per chunk at least with the cupti timer: one profiler session (~10 ms) per chunk
+# Samples per chunk at least with the cupti timer: a chunk is one trace (records enabled, flushed and read). It
+# was 100 while a trace was a torch.profiler session (~10 ms, and `min_time_ms` then counted device time); with
+# CUPTI's buffers read directly a trace costs about a sample (docs/cost.md), and 100 made every settled GPU row
+# take about 100 samples a side (the first three chunks share one chunk's), twice to three times what the rule
+# asked for: most of a warm make bench's sampling.
+CUPTI_CHUNK = 30
 
 
 def samples_per_chunk(cfg: BenchConfig, mode: str) -> int:
-    """Samples per chunk for timing `mode`: a CUPTI chunk is one profiler session (~10 ms to start and
-    read), so it holds at least CUPTI_CHUNK samples to amortize that; other modes take the knob."""
+    """Samples per chunk for timing `mode`: a CUPTI chunk is one trace, so it holds at least CUPTI_CHUNK
+    samples to amortize that; other modes take the knob."""
     return max(cfg.chunk, CUPTI_CHUNK) if "cupti" in mode else cfg.chunk
 
 
