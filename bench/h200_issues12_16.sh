@@ -745,6 +745,7 @@ s41)  # after `stash` with .w3 and `stash` with .w4, carry .w5 .w9: every rmsnor
   step versions; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nproc
   for m in cutlass.cute cuda.tile tilelang tvm_ffi cudnn flashinfer_bench; do python3 -c "import $m" > /dev/null 2>&1 && echo "$m ok" || echo "$m MISSING"; done
   mkdir -p /tmp/rep; rm -rf /var/tmp/opbench-cache; bench_run cold . 150
+  ls -la /var/tmp/opbench-cache/build/*/cuda_cpp/cudnn-plan-* 2>&1 | cut -c1-200 | head -5; du -sh /var/tmp/opbench-cache/pycache
   step "make's own steps before the run (launch-deps, deps), twice"
   for r in 1 2; do s=$(date +%s.%N); PIP_NO_INDEX=1 make deps > /dev/null 2>&1; echo "make deps: exit $? $(python3 -c "print(f'{$(date +%s.%N) - $s:.2f}')") s"; done
   step "a chunk's wall, direct CUPTI tracer: fixed part and part per sample"
