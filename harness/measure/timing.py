@@ -27,9 +27,10 @@ from harness.results.trace import TimingStats
 MAX_HOLD_US = 2000.0
 # Samples per chunk at least with the cupti timer: a chunk is one trace (records enabled, flushed and read). It
 # was 100 while a trace was a torch.profiler session (~10 ms, and `min_time_ms` then counted device time); with
-# CUPTI's buffers read directly a trace costs about a sample (docs/cost.md), and 100 made every settled GPU row
-# take about 100 samples a side (the first three chunks share one chunk's), twice to three times what the rule
-# asked for: most of a warm make bench's sampling.
+# CUPTI's buffers read directly a trace costs about 4 ms, some 9 samples' wall (H100, `bench/sample_cost.py
+# --sizes`: 30 samples 18.0 ms, 100 48.8 ms, 300 140.6 ms), and 100 made every settled GPU row take about 100
+# samples a side (the first three chunks share one chunk's) where the rule was met after 30: 102 against 30 a
+# side took a warm 40-row run's rows from 17.8-20.9 s to 14.7-15.5 s (docs/cost.md).
 CUPTI_CHUNK = 30
 
 

@@ -44,13 +44,18 @@ def test_offline_with_a_package_missing_names_it_and_how_to_carry_it(tmp_path) -
     import sys
     venv = tmp_path / "venv"  # no packages, and no pip: every install fails, as with no registry
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    env = {**os.environ, "PIP_NO_INDEX": "1"}
+    env = {**{k: v for k, v in os.environ.items() if k != "PIP_FIND_LINKS"}, "PIP_NO_INDEX": "1"}
     out = subprocess.run(["make", "-s", "launch-deps", f"PYTHON={venv}/bin/python"], cwd=REPO_ROOT,
                          capture_output=True, text=True, env=env)
     assert out.returncode != 0
     assert "could not install pyyaml, jsonschema" in out.stderr
     assert "PIP_FIND_LINKS=<folder> PIP_NO_INDEX=1" in out.stderr
     assert "Traceback" not in out.stderr
+    assert "No module named pip" not in out.stderr  # no index and no wheels: pip is not even tried
+    env["PIP_FIND_LINKS"] = str(tmp_path)  # a folder of wheels: pip may find them, so it is tried
+    out = subprocess.run(["make", "-s", "launch-deps", f"PYTHON={venv}/bin/python"], cwd=REPO_ROOT,
+                         capture_output=True, text=True, env=env)
+    assert "No module named pip" in out.stderr and "could not install pyyaml, jsonschema" in out.stderr
 
 
 def test_a_venv_python_is_used_as_it_is(tmp_path) -> None:
