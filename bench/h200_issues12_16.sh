@@ -759,5 +759,13 @@ s41)  # after `stash` with .w3 and `stash` with .w4, carry .w5 .w9: every rmsnor
   done
   for v in old new; do phases "ab-$v-1" > "$OUT/phases-$v.txt" 2>&1; head -1 "$OUT/phases-$v.txt"; done
   ;;
-*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|s36|s37|s38|acc|s39|s40|s41|cost" >&2; exit 2 ;;
+s42)  # after `stash` with .w3 and `stash` with .w4, carry .w5 .w9: the README's command with every rmsnorm language
+  # (40 rows): make bench with every build cache emptied, then warm three times; the last run's phases to $OUT
+  began=$(date +%s); left() { echo $(( ${S42_S:-300} - ($(date +%s) - began) )); }
+  step versions; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nproc
+  mkdir -p /tmp/rep; rm -rf /var/tmp/opbench-cache; bench_run cold . 150
+  for r in 1 2 3; do [ "$(left)" -gt 40 ] && bench_run "warm$r" . 60; done
+  phases warm3 > "$OUT/phases-warm3.txt" 2>&1 || phases warm2 > "$OUT/phases-warm2.txt" 2>&1
+  ;;
+*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|s36|s37|s38|acc|s39|s40|s41|s42|cost" >&2; exit 2 ;;
 esac
