@@ -33,6 +33,7 @@ INSTALLED = $(PYTHON) -c "$(PINS); got = {n: next((d.version for d in md.distrib
 PINNED = $(PYTHON) -c "$(PINS); sys.exit(any(md.version(n) != v for n, v in pins))"
 # pip told to use no index and given no folder of wheels cannot install anything: the installed versions are
 # checked at once, without pip's own failed attempt (0.5-1 s of every make bench on the offline GPU machine).
+# Read from the environment only: a find-links set in pip.conf is not seen (pass it as PIP_FIND_LINKS).
 NO_SOURCE := $(if $(PIP_FIND_LINKS),,$(filter 1 true yes on,$(PIP_NO_INDEX)))
 
 # --system-site-packages: a GPU/NPU image's OS Python may already hold the vendor's torch build, which stays

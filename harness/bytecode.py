@@ -3,13 +3,15 @@
 Every process of a run imports torch: the parent and each worker. Where torch's folder holds no
 bytecode (an image built with PYTHONDONTWRITEBYTECODE=1, or a read-only install), every one of those
 imports compiles torch's source again, about 2.5 s of each process's start on the GPU machine (py-spy,
-2026-12-07). `use_cache` then points imports at `pycache/` in opbench's cache folder (Python's own
+2026-12-07). `keep` then points imports at `pycache/` in opbench's cache folder (Python's own
 `sys.pycache_prefix`), for this process and, through the environment, for every process it starts.
 
-Only the parent writes there. Workers start with PYTHONDONTWRITEBYTECODE (`execute/spawn.WORKER_ENV`),
-so they read what the parent compiled and never write: bytecode a solution planted would be imported by
-the next run's parent. The folder is used only when it is this user's own and no one else can write it.
-A machine whose torch has its bytecode is left exactly as it is.
+Only the parent writes there; workers start with PYTHONDONTWRITEBYTECODE (`execute/spawn.WORKER_ENV`)
+and read. Bytecode a solution planted there would run in the next run's parent, so the folder is used
+only when it, the cache folder above it and every folder Python makes below it (the umask) are this
+user's alone. That keeps out a worker on its own uid (a root parent, as in the images); a worker on the
+parent's uid can write the folder, as it can write everything else that user owns (the report says which
+of the two a run had). A machine whose torch has its bytecode is left exactly as it is.
 """
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ import os
 import stat
 import sys
 from pathlib import Path
+
+from harness.paths import cache_dir
 
 PYCACHE = "pycache"
 
@@ -45,6 +49,11 @@ def use_cache(root: Path, probe: str = "torch") -> Path | None:
     was chosen by the user; returns the folder, or None when things stay as they are."""
     if sys.pycache_prefix is not None or compiled_beside_source(probe):
         return None
+    umask = os.umask(0o022)
+    os.umask(umask)
+    if umask & 0o022 != 0o022:  # the folders Python makes below the prefix would be writable by others
+        return None
+    root = root.absolute()  # one folder for every process, whatever its working directory
     folder = root / PYCACHE
     try:
         for path in (root, folder):
@@ -57,3 +66,12 @@ def use_cache(root: Path, probe: str = "torch") -> Path | None:
     sys.dont_write_bytecode = False  # this process only: workers are started with PYTHONDONTWRITEBYTECODE
     os.environ["PYTHONPYCACHEPREFIX"] = str(folder)
     return folder
+
+
+def keep() -> Path | None:
+    """`use_cache` in opbench's cache folder, first thing in a command (`harness/__main__`, `cli.exit.command`);
+    a home that cannot be found leaves things as they are."""
+    try:
+        return use_cache(cache_dir())
+    except (OSError, RuntimeError, KeyError):  # Path.home() with no HOME and no passwd entry
+        return None

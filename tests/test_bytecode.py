@@ -18,7 +18,7 @@ from pathlib import Path
 from harness import bytecode
 folder = bytecode.use_cache(Path({root!r}), probe="probe_mod")
 import probe_mod
-print(folder, sys.pycache_prefix, os.environ.get("PYTHONPYCACHEPREFIX"), sys.dont_write_bytecode)
+print(folder, sys.pycache_prefix, os.environ.get("PYTHONPYCACHEPREFIX"), sys.dont_write_bytecode, probe_mod.VALUE)
 """
 
 
@@ -41,13 +41,16 @@ def module(tmp_path: Path) -> Path:
 
 def test_the_parent_compiles_once_into_the_cache_and_the_next_process_reads_it(tmp_path: Path) -> None:
     src, root = module(tmp_path), tmp_path / "cache"
-    folder, prefix, env, no_write = run(USE.format(src=str(src), root=str(root)))
-    assert folder == prefix == env == str(root / "pycache") and no_write == "False"
-    compiled = list((root / "pycache").rglob("probe_mod.*.pyc"))
-    assert len(compiled) == 1 and not (src / "__pycache__").exists()
-    written = compiled[0].stat().st_mtime_ns
-    run(USE.format(src=str(src), root=str(root)))
-    assert compiled[0].stat().st_mtime_ns == written  # read, not compiled and written again
+    folder, prefix, env, no_write, value = run(USE.format(src=str(src), root=str(root)))
+    assert folder == prefix == env == str(root / "pycache") and no_write == "False" and value == "1"
+    assert len(list((root / "pycache").rglob("probe_mod.*.pyc"))) == 1 and not (src / "__pycache__").exists()
+    # new source of the same size and mtime: Python takes the kept bytecode as current, so the next process,
+    # reading it rather than compiling the source, still sees the old value
+    source = src / "probe_mod.py"
+    stamp = source.stat()
+    source.write_text("VALUE = 2\n")
+    os.utime(source, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert run(USE.format(src=str(src), root=str(root)))[-1] == "1"
 
 
 def test_a_worker_reads_the_cache_but_never_writes(tmp_path: Path) -> None:
@@ -81,3 +84,6 @@ def test_a_cache_folder_others_can_write_is_not_used(tmp_path: Path) -> None:
     (root / "pycache").mkdir()
     (root / "pycache").chmod(0o775)
     assert run(USE.format(src=str(src), root=str(root)))[:2] == ["None", "None"]
+    (root / "pycache").chmod(0o755)  # a umask that lets others write the folders Python makes below it
+    assert run("import os; os.umask(0o002)\n" + USE.format(src=str(src), root=str(root)))[:2] == ["None", "None"]
+    assert run(USE.format(src=str(src), root=str(root)))[0] == str(root / "pycache")

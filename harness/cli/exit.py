@@ -8,13 +8,12 @@ import sys
 from typing import Callable, NoReturn
 
 from harness import bytecode
-from harness.paths import cache_dir
 
 
 def command(main: Callable[[], int]) -> NoReturn:
     """An entry point (`opbench`, `hpc-bench`, `sol-execbench`): bytecode kept in opbench's cache where
     torch's has none beside it (before `main` first imports torch), then `main`, then `exit_with`."""
-    bytecode.use_cache(cache_dir())
+    bytecode.keep()  # already done where the command started as `python -m harness`
     exit_with(main())
 
 

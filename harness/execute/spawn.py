@@ -33,14 +33,17 @@ WORKER_ENV = {"OMP_WAIT_POLICY": "PASSIVE", "PYTHONDONTWRITEBYTECODE": "1"}
 
 @contextlib.contextmanager
 def spawn_env(extra: dict[str, str]) -> Iterator[None]:
-    """`extra` in os.environ while a worker is spawned (a spawned child copies it), where unset."""
-    added = [k for k in extra if k not in os.environ]
-    os.environ.update({k: extra[k] for k in added})
+    """`extra` in os.environ while a worker is spawned (a spawned child copies it), where unset or empty."""
+    before = {k: os.environ.get(k) for k in extra if not os.environ.get(k)}
+    os.environ.update({k: extra[k] for k in before})
     try:
         yield
     finally:
-        for k in added:
-            os.environ.pop(k, None)
+        for k, value in before.items():
+            if value is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = value
 
 
 @contextlib.contextmanager

@@ -11,6 +11,7 @@
 #include <cudnn_frontend.h>
 
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -22,7 +23,10 @@
 #include <string>
 #include <tuple>
 #include <unistd.h>
+#include <unordered_map>
 #include <vector>
+
+#include <cuda_runtime.h>
 
 #include "rmsnorm.h"
 
@@ -65,23 +69,28 @@ std::string cached_plan_path(int device, int64_t rows, int64_t cols, fe::DataTyp
 }
 
 std::shared_ptr<fe::graph::Graph> load(cudnnHandle_t handle, const std::string& path) {
+  if (path.empty()) return nullptr;
   std::ifstream in(path, std::ios::binary);
-  if (path.empty() || !in) return nullptr;
+  if (!in) return nullptr;
   std::vector<uint8_t> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto graph = std::make_shared<fe::graph::Graph>();
-  return graph->deserialize(handle, data).is_good() ? graph : nullptr;
+  try {  // the frontend's parser throws on a damaged file
+    if (graph->deserialize(handle, data).is_good()) return graph;
+  } catch (...) {
+  }
+  std::remove(path.c_str());  // built again below, and kept anew
+  return nullptr;
 }
 
 void store(const fe::graph::Graph& graph, const std::string& path) {  // best effort: a plan not kept is built again
   std::vector<uint8_t> data;
   if (path.empty() || !graph.serialize(data).is_good()) return;
   const std::string part = path + ".part" + std::to_string(getpid());
-  {
-    std::ofstream out(part, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-    if (!out) return;
-  }
-  std::rename(part.c_str(), path.c_str());  // whole or not at all, for a process loading it at the same time
+  std::ofstream out(part, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+  out.close();
+  if (!out || std::rename(part.c_str(), path.c_str()) != 0)  // whole or not at all, for a process loading it now
+    std::remove(part.c_str());
 }
 
 std::shared_ptr<fe::graph::Graph> build(cudnnHandle_t handle, int64_t rows, int64_t cols, fe::DataType_t io) {

@@ -39,7 +39,7 @@ KERNEL = struct.Struct("<48xI52xQ")  # stream id, name (a char * CUPTI owns, sha
 COPY = struct.Struct("<4xB35xI")   # copy kind, stream id
 FILL = struct.Struct("<40xI")      # stream id
 COPY_KINDS = ("UNKNOWN", "HTOD", "DTOH", "HTOA", "ATOH", "ATOA", "ATOD", "DTOA", "DTOD", "HTOH", "PTOP")
-BUFFER_BYTES = 8 << 20  # one buffer holds a 100-sample chunk's ~1,000 records many times over
+BUFFER_BYTES = 8 << 20  # one buffer holds a chunk's records (about 10 a sample) many times over
 SUCCESS = 0
 
 # What CUPTI may still call or write into, for as long as the process lives: its callbacks stay registered
