@@ -772,5 +772,15 @@ s42)  # after `stash` with .w3 and `stash` with .w4, carry .w5 .w9: the README's
     --skip peers --cases add-fp32-1 add-fp32-1M triton-rmsnorm-256x4096 gemm-bf16-1024 add-fp32-16M cuda-rmsnorm-4096x8192 \
     --out "$OUT" 2>&1 | grep -v -i warn | cut -c1-300 | tail -30
   ;;
-*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|s36|s37|s38|acc|s39|s40|s41|s42|cost" >&2; exit 2 ;;
+s43)  # carry .whl .w8, one call: the README's make bench (7 languages: no toolchains archive) with every build cache
+  # emptied, then warm twice, at the review fixes (bytecode kept from `python -m harness`'s first line, cudnn-graph's
+  # plan cache that removes a damaged file)
+  began=$(date +%s); left() { echo $(( ${S43_S:-170} - ($(date +%s) - began) )); }
+  step versions; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nproc
+  mkdir -p /tmp/rep; rm -rf /var/tmp/opbench-cache; bench_run cold . 110
+  for r in 1 2; do [ "$(left)" -gt 25 ] && bench_run "warm$r" . 40; done
+  ls /var/tmp/opbench-cache/build/*/cuda_cpp/ 2>/dev/null | grep -c cudnn-plan
+  grep -E "COMPILE_ERROR|RUNTIME_ERROR" "$OUT/bench-warm2.txt" | cut -c1-200 | head -5
+  ;;
+*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|s36|s37|s38|acc|s39|s40|s41|s42|s43|cost" >&2; exit 2 ;;
 esac
