@@ -26,16 +26,13 @@ from harness.paths import cache_dir
 PYCACHE = "pycache"
 
 
-def compiled_beside_source(module: str) -> bool:
-    """Whether `module` is missing, not Python source, or has its bytecode in its own __pycache__."""
+def _compiled_beside_source(module: str) -> bool:
+    """Whether `module` is missing, not Python source, or has its bytecode in its own __pycache__ (asked with
+    no prefix set: `cache_from_source` then names the folder beside the source)."""
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.origin or not spec.origin.endswith(".py"):
         return True
-    prefix, sys.pycache_prefix = sys.pycache_prefix, None  # where the bytecode would be without a prefix
-    try:
-        return os.path.exists(importlib.util.cache_from_source(spec.origin))
-    finally:
-        sys.pycache_prefix = prefix
+    return os.path.exists(importlib.util.cache_from_source(spec.origin))
 
 
 def _private(path: Path) -> bool:
@@ -47,7 +44,7 @@ def _private(path: Path) -> bool:
 def use_cache(root: Path, probe: str = "torch") -> Path | None:
     """Keep bytecode under `root/pycache` when `probe` (torch) has none beside its source and no prefix
     was chosen by the user; returns the folder, or None when things stay as they are."""
-    if sys.pycache_prefix is not None or compiled_beside_source(probe):
+    if sys.pycache_prefix is not None or _compiled_beside_source(probe):
         return None
     umask = os.umask(0o022)
     os.umask(umask)

@@ -22,6 +22,11 @@ print(folder, sys.pycache_prefix, os.environ.get("PYTHONPYCACHEPREFIX"), sys.don
 """
 
 
+def use(src: Path, root: Path) -> str:
+    """The script that keeps bytecode under `root` and imports `src`'s probe module."""
+    return USE.format(src=str(src), root=str(root))
+
+
 def run(code: str, **env: str | None) -> list[str]:
     """`code`'s printed words; `env` over this environment (None: unset) with PYTHONDONTWRITEBYTECODE=1, as
     on a machine whose torch has no bytecode beside it."""
@@ -41,7 +46,7 @@ def module(tmp_path: Path) -> Path:
 
 def test_the_parent_compiles_once_into_the_cache_and_the_next_process_reads_it(tmp_path: Path) -> None:
     src, root = module(tmp_path), tmp_path / "cache"
-    folder, prefix, env, no_write, value = run(USE.format(src=str(src), root=str(root)))
+    folder, prefix, env, no_write, value = run(use(src, root))
     assert folder == prefix == env == str(root / "pycache") and no_write == "False" and value == "1"
     assert len(list((root / "pycache").rglob("probe_mod.*.pyc"))) == 1 and not (src / "__pycache__").exists()
     # new source of the same size and mtime: Python takes the kept bytecode as current, so the next process,
@@ -50,14 +55,14 @@ def test_the_parent_compiles_once_into_the_cache_and_the_next_process_reads_it(t
     stamp = source.stat()
     source.write_text("VALUE = 2\n")
     os.utime(source, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
-    assert run(USE.format(src=str(src), root=str(root)))[-1] == "1"
+    assert run(use(src, root))[-1] == "1"
 
 
 def test_a_worker_reads_the_cache_but_never_writes(tmp_path: Path) -> None:
     src, root = module(tmp_path), tmp_path / "cache"
     (src / "child_probe.py").write_text(
         "import sys\ndef report(conn):\n    conn.send((sys.flags.dont_write_bytecode, sys.pycache_prefix))\n")
-    code = USE.format(src=str(src), root=str(root)) + (
+    code = use(src, root) + (
         "import child_probe\nfrom harness.execute import spawn\n"
         "proc, conn = spawn.process(child_probe.report, (), 'probe')\nprint(*conn.recv())\nproc.join(60)\n")
     out = run(code, PYTHONDONTWRITEBYTECODE=None)
@@ -67,10 +72,10 @@ def test_a_worker_reads_the_cache_but_never_writes(tmp_path: Path) -> None:
 def test_modules_with_their_bytecode_and_a_users_own_prefix_are_left_as_they_are(tmp_path: Path) -> None:
     src, root = module(tmp_path), tmp_path / "cache"
     py_compile.compile(str(src / "probe_mod.py"), doraise=True)
-    assert run(USE.format(src=str(src), root=str(root)))[:2] == ["None", "None"]
+    assert run(use(src, root))[:2] == ["None", "None"]
     (src / "__pycache__").rename(tmp_path / "elsewhere")
     mine = str(tmp_path / "mine")
-    assert run(USE.format(src=str(src), root=str(root)), PYTHONPYCACHEPREFIX=mine)[:2] == ["None", mine]
+    assert run(use(src, root), PYTHONPYCACHEPREFIX=mine)[:2] == ["None", mine]
     assert not root.exists()
 
 
@@ -78,12 +83,12 @@ def test_a_cache_folder_others_can_write_is_not_used(tmp_path: Path) -> None:
     src, root = module(tmp_path), tmp_path / "cache"
     root.mkdir()
     root.chmod(0o777)
-    assert run(USE.format(src=str(src), root=str(root)))[:2] == ["None", "None"]
+    assert run(use(src, root))[:2] == ["None", "None"]
     assert not (root / "pycache").exists()
     root.chmod(0o755)
     (root / "pycache").mkdir()
     (root / "pycache").chmod(0o775)
-    assert run(USE.format(src=str(src), root=str(root)))[:2] == ["None", "None"]
+    assert run(use(src, root))[:2] == ["None", "None"]
     (root / "pycache").chmod(0o755)  # a umask that lets others write the folders Python makes below it
-    assert run("import os; os.umask(0o002)\n" + USE.format(src=str(src), root=str(root)))[:2] == ["None", "None"]
-    assert run(USE.format(src=str(src), root=str(root)))[0] == str(root / "pycache")
+    assert run("import os; os.umask(0o002)\n" + use(src, root))[:2] == ["None", "None"]
+    assert run(use(src, root))[0] == str(root / "pycache")
