@@ -782,5 +782,35 @@ s43)  # carry .whl .w8, one call: the README's make bench (7 languages: no toolc
   ls /var/tmp/opbench-cache/build/*/cuda_cpp/ 2>/dev/null | grep -c cudnn-plan
   grep -E "COMPILE_ERROR|RUNTIME_ERROR" "$OUT/bench-warm2.txt" | cut -c1-200 | head -5
   ;;
-*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|s36|s37|s38|acc|s39|s40|s41|s42|s43|cost" >&2; exit 2 ;;
+s44)  # after `stash` with .w3 and `stash` with .w4, carry .w5 .w9: the README's make bench with every rmsnorm language
+  # (40 rows), cold then warm twice; issue 12's table (all 13 cases, every timer and peer, one run); the bytecode of
+  # what only workers import (bytecode.compile_behind) against none, each with its own cache (old: a copy of the build
+  # cache, primed once); cudnn-graph with one kept plan damaged
+  began=$(date +%s); left() { echo $(( ${S44_S:-575} - ($(date +%s) - began) )); }
+  step versions; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nproc
+  for m in cutlass.cute cuda.tile tilelang tvm_ffi flashinfer_bench cuda.bench; do python3 -c "import $m" > /dev/null 2>&1 && echo "$m ok" || echo "$m MISSING"; done
+  mkdir -p /tmp/rep; rm -rf /var/tmp/opbench-cache /var/tmp/opbench-old; bench_run cold . 150
+  for r in 1 2; do [ "$(left)" -gt 330 ] && bench_run "warm$r" . 60; done
+  phases warm2 > "$OUT/phases-warm2.txt" 2>&1; head -1 "$OUT/phases-warm2.txt"
+  for pkg in harness torch/utils setuptools triton tilelang cutlass cuda/tile tvm_ffi; do
+    printf '%s: %s pyc  ' "$pkg" "$(find /var/tmp/opbench-cache/pycache -path "*/$pkg/*" -name '*.pyc' 2>/dev/null | wc -l)"; done; echo
+  step "issue 12: timing_accuracy.py run, all 13 cases, every timer and peer, one run"
+  [ "$(left)" -gt 200 ] && timeout "$(( $(left) - 75 ))" python3 bench/timing_accuracy.py run --max-time-s 1.0 \
+    --deadline-s "$(( $(left) - 150 ))" --out "$OUT" 2>&1 | grep -v -i warn | cut -c1-420 | tail -45
+  step "warm, harness run: workers' bytecode compiled behind the parent (new) against not (old, its own cache)"
+  mkdir -p /var/tmp/opbench-old && cp -a /var/tmp/opbench-cache/build /var/tmp/opbench-old/
+  old="import os; os.environ['OPBENCH_CACHE_DIR'] = '/var/tmp/opbench-old'; import harness.bytecode as b; b.compile_behind = lambda *a, **k: None"
+  [ "$(left)" -gt 90 ] && ab old-prime "$old"
+  [ "$(left)" -gt 60 ] && ab old-1 "$old"
+  [ "$(left)" -gt 35 ] && ab new-1 ""
+  for v in old-1 new-1; do phases "ab-$v" > "$OUT/phases-$v.txt" 2>&1; done
+  step "cudnn-graph with one kept plan damaged"
+  plan=$(ls /var/tmp/opbench-cache/build/*/cuda_cpp/cudnn-plan-* 2>/dev/null | head -1)
+  if [ -n "$plan" ] && [ "$(left)" -gt 12 ]; then
+    head -c 3000 /dev/urandom > "$plan"; timeout "$(( $(left) - 3 ))" python3 -m harness run rmsnorm.yaml --device cuda \
+      --solution cudnn-graph --quiet --out /tmp/rep/damaged > /tmp/rep/damaged.txt 2>&1; echo "exit $?"
+    grep -E "PASSED|FAIL|ERROR" /tmp/rep/damaged.txt | cut -c1-160 | head -6; ls -la "$plan" | cut -c1-200
+  fi
+  ;;
+*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|s36|s37|s38|acc|s39|s40|s41|s42|s43|s44|cost" >&2; exit 2 ;;
 esac

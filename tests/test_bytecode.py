@@ -92,3 +92,17 @@ def test_a_cache_folder_others_can_write_is_not_used(tmp_path: Path) -> None:
     (root / "pycache").chmod(0o755)  # a umask that lets others write the folders Python makes below it
     assert run("import os; os.umask(0o002)\n" + use(src, root))[:2] == ["None", "None"]
     assert run(use(src, root))[0] == str(root / "pycache")
+
+
+def test_what_only_workers_import_is_compiled_into_the_cache_behind_the_parent(tmp_path: Path) -> None:
+    src, root = module(tmp_path), tmp_path / "cache"
+    (src / "worker_pkg").mkdir()
+    (src / "worker_pkg" / "__init__.py").write_text("")
+    (src / "worker_pkg" / "deep.py").write_text("X = 1\n")
+    behind = ("proc = bytecode.compile_behind(['worker_pkg', 'not_installed_anywhere'])\n"
+              "print(proc.wait() if proc else 'none')\n")
+    assert run(use(src, root) + behind)[-1] == "0"
+    assert len(list((root / "pycache").rglob("deep.*.pyc"))) == 1 and not (src / "worker_pkg" / "__pycache__").exists()
+    # where nothing is kept in a prefix (the modules have their bytecode beside them) nothing is started
+    py_compile.compile(str(src / "probe_mod.py"), doraise=True)
+    assert run(use(src, tmp_path / "other") + behind)[-1] == "none"

@@ -11,6 +11,7 @@ import contextlib
 import os
 import random
 import secrets
+import subprocess
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -18,8 +19,9 @@ from typing import Any, Callable, Iterator, Sequence
 
 import torch
 
+from harness import bytecode
 from harness.execute import handoff, sandbox, spawn
-from harness.execute.containment import descendants, guard_parent, kill_strays
+from harness.execute.containment import descendants, guard_parent, kill_strays, stopped as stopped_process
 from harness.execute.correctness import Verdict, compare
 from harness.measure.devices import device_class, detect_kind
 from harness.measure.devices.base import Peak
@@ -38,6 +40,7 @@ from harness.errors import InputError
 from harness.results.report import Report
 from harness.results.trace import Status, Trace
 from harness.results.interrupt import stopped
+from harness.execute.solutions import worker_packages
 from harness.run.prebuild import Prebuild
 from harness.run.spares import Spares
 
@@ -200,13 +203,15 @@ class Runner:
                                str(self.run_seed), self.cfg.compile_timeout_s)  # run() starts it
         # where the run's time outside the rows goes: seconds since the process started, at each mark
         self.clock: dict[str, float] = {}
+        self.behind: subprocess.Popen[bytes] | None = None  # bytecode for the next run's workers (run() starts it)
 
     # -- reference ----------------------------------------------------------------------------
     def _sweep(self) -> None:
         """Kill every process of the run but those it keeps: the ones here before it, the waiting
         prepared workers, the builds in flight, the reference."""
         ref_pid = self.ref.pid if self.ref is not None else None
-        kill_strays(keep=self.spared | self.spares.pids() | self.builds.pids() | ({ref_pid} if ref_pid else set()))
+        behind = {self.behind.pid} if self.behind is not None else set()
+        kill_strays(keep=self.spared | self.spares.pids() | self.builds.pids() | behind | ({ref_pid} if ref_pid else set()))
 
     def _worker(self, sol: Solution) -> Worker:
         return Worker(sol.name, self.opt.log_dir, self.policy, sandbox.solution_key(sol), self.ledger, str(self.run_seed),
@@ -291,6 +296,7 @@ class Runner:
         order = sorted(solutions, key=self.builds.awaited)  # the rows that wait for no build first
         self.spares = Spares([s for s in order if s in pending and self.kind in s.devices], self._worker, self.kind,
                              self.opt.device_index, self.cfg.compile_timeout_s).fill()
+        self.behind = bytecode.compile_behind(["harness", "torch", *(p for s in pending for p in worker_packages(s.language))])
         try:
             self._start_reference()  # while the compiled solutions build and the first workers start
             self.clock["reference_ready"] = since_start()
@@ -298,15 +304,22 @@ class Runner:
         finally:
             self.builds.abort()  # none left in flight but after an interruption or a failed reference
             self.spares.close()
+            if self.behind is not None:  # what it compiled is kept; the rest waits for the next run
+                self.behind.kill()
+                self.behind.wait()
             for early in filter(None, [self.early_reference, *self.early]):
                 early.close()  # useful at a run's start only: not held idle through the problems after this one
             self.early_reference, self.early = None, []
 
     @contextlib.contextmanager
     def _others_stopped(self, samples: bool = False) -> Iterator[None]:
-        """The prepared workers and the builds in flight stopped for the block, a step of a timed row.
-        Builds go on through a device's timed samples when the device times its own work (prebuild)."""
-        with self.spares.frozen(), self.builds.frozen(when=not (samples and device_class(self.kind).queues_work)):
+        """The prepared workers, the builds in flight and the bytecode compiler stopped for the block, a step of
+        a timed row. Builds and the compiler go on through a device's timed samples when the device times its own
+        work (prebuild)."""
+        behind = (self.behind.pid if self.behind is not None and self.behind.poll() is None
+                  and not (samples and device_class(self.kind).queues_work) else None)
+        with self.spares.frozen(), self.builds.frozen(when=not (samples and device_class(self.kind).queues_work)), \
+                stopped_process(behind):
             yield
 
     def _run(self, solutions: list[Solution], workloads: list[Workload]) -> Report:

@@ -97,6 +97,23 @@ def test_gpu_only_solution_is_skipped_on_cpu(write_manifest, tmp_path: Path) -> 
     assert t.status == Status.SKIPPED and "targets cuda" in t.message and t.as_expected
 
 
+def test_a_run_that_keeps_bytecode_compiles_behind_it_and_leaves_no_process(write_manifest, tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bytecode compiler (harness/bytecode) is the run's own process: spared by the stray sweeps, gone at the end."""
+    import os
+    import sys
+    from harness.execute import containment
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "pycache"))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    before = containment.descendants(os.getpid())
+    runner = Runner(load_manifest(write_manifest(axpy_document([solution("good", "good.py")]))),
+                    RunOptions(device="cpu", log_dir=tmp_path / "logs"))
+    (t,) = runner.run().traces
+    assert t.status == Status.PASSED
+    assert runner.behind is not None and runner.behind.returncode is not None
+    assert not containment.descendants(os.getpid()) - before - containment._own_helpers()
+
+
 def test_same_run_seed_gives_same_inputs(write_manifest, tmp_path: Path) -> None:
     """The private seed is recorded so a run can be reproduced bit for bit."""
     from harness.execute.inputs import generate_inputs, mix_seed

@@ -81,7 +81,7 @@ def test_a_prepared_worker_imports_its_languages_runtime_and_a_missing_one_prove
     from harness.execute.protocol import Prepare, Prepared
     from harness.execute.solutions import runtime_module
     assert [runtime_module(lang) for lang in ("pytorch", "cuda_cpp", "triton", "tilelang", "cute_dsl", "cutile")] == \
-        [None, None, "triton", "tilelang", "cutlass", "cuda.tile"]
+        [None, "torch.utils.cpp_extension", "triton", "tilelang", "cutlass", "cuda.tile"]
     for language in ("triton", "cutile"):  # not installed on a CPU machine: the Build, not the Prepare, says so
         worker = Worker(language, tmp_path / "logs")
         try:

@@ -20,8 +20,19 @@ LANGUAGES = ("pytorch", "triton", "tilelang", *CPP_LANGUAGES, *PYTHON_DSLS)
 
 def runtime_module(language: str) -> str | None:
     """The package a `language` solution's code imports first, heavy to load (TileLang brings TVM, the CuTe
-    DSL its MLIR libraries): a prepared worker imports it ahead of the turn (`Worker.prepare`)."""
-    return {"triton": "triton", "tilelang": "tilelang"}.get(language) or PYTHON_DSLS.get(language, (None,))[0]
+    DSL its MLIR libraries, a C++ build torch's extension loader and setuptools): a prepared worker imports it
+    ahead of the turn (`Worker.prepare`)."""
+    own = {"triton": "triton", "tilelang": "tilelang", **dict.fromkeys(CPP_LANGUAGES, "torch.utils.cpp_extension")}
+    return own.get(language) or PYTHON_DSLS.get(language, (None,))[0]
+
+
+def worker_packages(language: str) -> tuple[str, ...]:
+    """The top-level packages a `language` worker imports beyond the harness and torch: whose bytecode the
+    parent keeps for workers, which write none (`bytecode.compile_behind`). A C++ build loads through torch's
+    loader (setuptools) or apache-tvm-ffi's."""
+    module = runtime_module(language)
+    tops = ([module.split(".")[0]] if module else []) + (["setuptools", "tvm_ffi"] if language in CPP_LANGUAGES else [])
+    return tuple(dict.fromkeys(tops))
 
 
 def tileiras_places() -> list[Path]:
