@@ -812,5 +812,27 @@ s44)  # after `stash` with .w3 and `stash` with .w4, carry .w5 .w9: the README's
     grep -E "PASSED|FAIL|ERROR" /tmp/rep/damaged.txt | cut -c1-160 | head -6; ls -la "$plan" | cut -c1-200
   fi
   ;;
-*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|s36|s37|s38|acc|s39|s40|s41|s42|s43|s44|cost" >&2; exit 2 ;;
+s45)  # after s44 on the same machine, `stash` with .w3 and `stash` with .w4, carry .w5 .w9: every rmsnorm language
+  # (40 rows): make bench once to fill the three languages s44 lacked, then warm twice (phases to $OUT); then harness
+  # run with workers' bytecode compiled behind the parent (new) against not (old, its own cache, primed once), alternating
+  began=$(date +%s); left() { echo $(( ${S45_S:-480} - ($(date +%s) - began) )); }
+  for m in cutlass.cute cuda.tile tilelang tvm_ffi; do python3 -c "import $m" > /dev/null 2>&1 && echo "$m ok" || echo "$m MISSING"; done
+  bench_run fill . 150
+  for r in 1 2; do [ "$(left)" -gt 60 ] && bench_run "all-warm$r" . 60; done
+  phases all-warm2 > "$OUT/phases-all-warm2.txt" 2>&1; head -1 "$OUT/phases-all-warm2.txt"
+  for pkg in harness torch/utils setuptools triton tilelang cutlass cuda/tile tvm_ffi; do
+    printf '%s: %s pyc  ' "$pkg" "$(find /var/tmp/opbench-cache/pycache -path "*/$pkg/*" -name '*.pyc' 2>/dev/null | wc -l)"; done; echo
+  step "warm, harness run, 40 rows: workers' bytecode compiled behind the parent (new) against not (old, its own cache)"
+  rm -rf /var/tmp/opbench-old; mkdir -p /var/tmp/opbench-old && cp -a /var/tmp/opbench-cache/build /var/tmp/opbench-old/
+  old="import os; os.environ['OPBENCH_CACHE_DIR'] = '/var/tmp/opbench-old'; import harness.bytecode as b; b.compile_behind = lambda *a, **k: None"
+  [ "$(left)" -gt 150 ] && ab all-old-prime "$old"
+  for r in 1 2; do [ "$(left)" -gt 50 ] && ab "all-old-$r" "$old"; [ "$(left)" -gt 25 ] && ab "all-new-$r" ""; done
+  for v in old-2 new-2; do phases "ab-all-$v" > "$OUT/phases-all-$v.txt" 2>&1; done
+  ;;
+s46)  # after s45 on the same machine (the toolchains unpacked): every rmsnorm language, make bench with every cache
+  # emptied (builds, JIT caches, bytecode), then once warm
+  rm -rf /var/tmp/opbench-cache /var/tmp/opbench-old; bench_run cold40 . 150; bench_run warm40 . 60
+  phases cold40 > "$OUT/phases-cold40.txt" 2>&1; head -1 "$OUT/phases-cold40.txt"
+  ;;
+*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|s36|s37|s38|acc|s39|s40|s41|s42|s43|s44|s45|s46|cost" >&2; exit 2 ;;
 esac
