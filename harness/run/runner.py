@@ -316,10 +316,9 @@ class Runner:
         """The prepared workers, the builds in flight and the bytecode compiler stopped for the block, a step of
         a timed row. Builds and the compiler go on through a device's timed samples when the device times its own
         work (prebuild)."""
-        behind = (self.behind.pid if self.behind is not None and self.behind.poll() is None
-                  and not (samples and device_class(self.kind).queues_work) else None)
-        with self.spares.frozen(), self.builds.frozen(when=not (samples and device_class(self.kind).queues_work)), \
-                stopped_process(behind):
+        background = not (samples and device_class(self.kind).queues_work)  # builds and compiler stopped too
+        behind = self.behind.pid if background and self.behind is not None and self.behind.poll() is None else None
+        with self.spares.frozen(), self.builds.frozen(when=background), stopped_process(behind):
             yield
 
     def _run(self, solutions: list[Solution], workloads: list[Workload]) -> Report:
