@@ -210,7 +210,10 @@ class Redraw:
     call of a 256x4096 RMSNorm on a 2-core VM (so 150 samples fitted a 3 s budget, and rows ended
     NOISY), while the sum is one pass. Sample k's window starts k places further along the first pool
     while the second stays put, so no sample repeats another, whole or shifted (which a row cache
-    could use), until a new pair of pools every `n // 8` samples."""
+    could use), until a new pair of pools every `n // 8` samples. An untimed call (a negative sample:
+    warm-up, probes, a chunk's resume) takes a window past every timed one, of the pools in use: it
+    repeats no timed sample, and a worker that goes between timed and untimed calls draws no pools
+    (each switch drew a pair: 2.8 ms more a sample of a 256x4096 CPU row whose chunks began untimed)."""
 
     def __init__(self, workload: Workload, key: int):
         self.workload, self.key = workload, key
@@ -229,10 +232,13 @@ class Redraw:
         flat = (t.view(torch.uint8) if is_packed_fp4(t.dtype) else t).view(-1)
         n = flat.numel()
         span = pool_span(n)
-        epoch, shift = divmod(sample, span)
+        if sample >= 0:
+            epoch, shift = divmod(sample, span)
+        else:
+            epoch, shift = (self._pools[k][0] if k in self._pools else 0), span + (-sample - 1) % span
         if k not in self._pools or self._pools[k][0] != epoch:
             seed = mix_seed(self.key, k, "pools", epoch)
-            self._pools[k] = (epoch, _pool(flat.dtype, ints, p, n + span, mix_seed(seed, 0)),
+            self._pools[k] = (epoch, _pool(flat.dtype, ints, p, n + 2 * span, mix_seed(seed, 0)),
                               _pool(flat.dtype, ints, p, n, mix_seed(seed, 1)))
         _, sliding, fixed = self._pools[k]
         _combine(flat, sliding[shift:shift + n], fixed, ints, p)
@@ -242,13 +248,14 @@ POOL_MIN_SPAN = 4096  # samples a pair of pools serves at least (a timed row tak
 
 
 def pool_span(n: int) -> int:
-    """Samples a pair of pools for an input of `n` elements serves: the first pool's extra length."""
+    """Samples a pair of pools for an input of `n` elements serves: half the first pool's extra length
+    (the other half is the untimed calls' windows)."""
     return max(n // 8, POOL_MIN_SPAN)
 
 
 def pool_bytes(definition: Definition, workload: Workload) -> int:
     """Host bytes one worker's `Redraw` holds in pools for `workload` on the CPU (what `_pooled` makes:
-    for a float tensor about 2.1x its bytes), for the host-memory estimate (`runner.too_large`)."""
+    for a float tensor about 2.3x its bytes), for the host-memory estimate (`runner.too_large`)."""
     total = 0
     for name, spec in definition.inputs.items():
         shape, gen = workload.shape_of(spec), workload.inputs[name]
@@ -256,7 +263,7 @@ def pool_bytes(definition: Definition, workload: Workload) -> int:
             continue
         dtype, n = to_torch(workload.dtypes[name]), math.prod(shape)  # packed fp4: pooled as its bytes, one each
         pooled = _pool_dtype(dtype, _integers(dtype, gen.type, gen.params), gen.params)
-        total += (2 * n + pool_span(n)) * pooled.itemsize
+        total += (2 * n + 2 * pool_span(n)) * pooled.itemsize
     return total
 
 

@@ -130,8 +130,9 @@ class WorkerState:
         event = type(self.device.event())
         # the timing path from sample to reply: replacing any of these in Python is TAMPERED (what is
         # left, patching memory under them, is the residual risk the README states)
-        for owner, attr in [(timing.Sampler, "chunk"), (timing.Sampler, "_sample"), (timing.Sampler, "_chunk_cupti"),
-                            (timing.Sampler, "hidden_work_check"), (type(self.device), "queues_work"),
+        for owner, attr in [(timing.Sampler, "chunk"), (timing.Sampler, "resume"), (timing.Sampler, "_sample"),
+                            (timing.Sampler, "_chunk_events"), (timing.Sampler, "_chunk_cupti"),
+                            (timing.Sampler, "hidden_work_check"), (type(self.device), "queues_work"), (type(self.device), "resume_ms"),
                             (timing, "call_times_us"), (timing, "escaped"), (activities, "from_profiler_events"),
                             (type(self.device), "device_activities"), (type(self.device), "event"),
                             (type(self.device), "mark"), (type(self.device), "hold"),
@@ -304,6 +305,7 @@ class WorkerState:
     def time_chunk(self, cmd: TimeChunk) -> Chunk:
         first = self.sampler.count
         self.keep_at = {first + p for p in cmd.keep}
+        self.sampler.resume()  # this worker was frozen while the other side's chunk was timed
         samples = self.sampler.chunk(cmd.n)
         self.cache_problem = self.cache_problem or self._persisting_cache()
         return Chunk(samples, self.device.clocks())

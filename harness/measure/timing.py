@@ -127,6 +127,7 @@ class Sampler:
         self.after_sample = after_sample or (lambda i, k: None)
         self.hold_us = 0.0
         self.count = 0
+        self.call_ms = 0.0  # a call's typical time, host or device: the warm-up's, then the last chunk's median
 
     def use_graphs_if_configured(self) -> None:
         """CUDA-graph mode when the config asks for it and the device can capture: each input set's
@@ -167,6 +168,7 @@ class Sampler:
         # when the hold covered the call alone, 2026-12-07). Capped so a slow host-bound call is not
         # hidden behind an unbounded sleep.
         self.hold_us = min(2.0 * host_us + 20.0, MAX_HOLD_US)
+        self.call_ms = host_us / 1e3
         with dev.stream():  # the first hold calibrates the spin kernel: here, not inside a traced chunk
             dev.hold(self.hold_us)
             dev.synchronize()
@@ -195,10 +197,34 @@ class Sampler:
             self.after_sample(i, k)
         self.count += 1
 
+    def resume(self) -> None:
+        """Untimed calls for the device's `resume_ms`, at least one, before a chunk of a worker that was
+        frozen while the other side was timed (the runner's alternation): each a sample's sequence (fresh
+        inputs, flush), untimed."""
+        dev = self.device
+        if dev.resume_ms <= 0 or self.call_ms >= dev.resume_ms:  # a call that long is its own resume
+            return
+        start = time.perf_counter()
+        with dev.stream():
+            while True:
+                i = self.count % len(self.calls)
+                self.before_sample(i, None)
+                if self.cfg.cache == "cold":
+                    dev.flush_cache()
+                with dev.stream():
+                    self.calls[i]()
+                dev.synchronize()
+                if (time.perf_counter() - start) * 1e3 >= dev.resume_ms:
+                    return
+
     def chunk(self, n: int) -> list[float]:
-        """`n` samples in milliseconds per call; one synchronize at the end, none inside."""
-        if self.timer == "cupti":
-            return self._chunk_cupti(n)
+        """`n` samples in milliseconds per call."""
+        samples = self._chunk_cupti(n) if self.timer == "cupti" else self._chunk_events(n)
+        self.call_ms = statistics.median(samples) * self.divisor
+        return samples
+
+    def _chunk_events(self, n: int) -> list[float]:
+        """Each call between two device events; one synchronize at the end, none inside."""
         dev = self.device
         pairs = [(dev.event(), dev.event()) for _ in range(n)]
         with dev.stream():

@@ -147,7 +147,7 @@ def test_large_cpu_redraws_keep_the_distribution_and_never_repeat_a_sample(write
     base = generate_inputs(m.definition, w, 1, torch.device("cpu"))
     names = list(base)
     redraw, seen = Redraw(w, 7), []
-    for sample in (0, 1, 2, hidden, 5 * POOL_MIN_SPAN + 3):
+    for sample in (0, 1, 2, hidden, -1, -2, 5 * POOL_MIN_SPAN + 3):
         values = [t.clone() for t in base.values()]
         redraw(names, values, sample)
         x, u, i, b, f = values
@@ -160,6 +160,10 @@ def test_large_cpu_redraws_keep_the_distribution_and_never_repeat_a_sample(write
         again = [t.clone() for t in base.values()]
         Redraw(w, 7)(names, again, sample)  # a fresh Redraw, as the reference worker's re-check makes
         assert all(torch.equal(a, v) for a, v in zip(again, values))
+    pools = [(a.data_ptr(), b.data_ptr()) for _, a, b in redraw._pools.values()]
+    for sample in (5 * POOL_MIN_SPAN + 4, -3, 5 * POOL_MIN_SPAN + 5):  # untimed calls between timed ones
+        redraw(names, [t.clone() for t in base.values()], sample)
+    assert [(a.data_ptr(), b.data_ptr()) for _, a, b in redraw._pools.values()] == pools  # no pools drawn
     held = sum(a.nbytes + b.nbytes for _, a, b in redraw._pools.values())
     assert held == pool_bytes(m.definition, w)  # what the runner's host-memory estimate counts (too_large)
     rows_seen = {bytes(r.view(torch.uint8).numpy()) for x in seen for r in x}

@@ -45,6 +45,9 @@ class Device(ABC):
     # Calls queue work that runs after they return (a stream): host clock and device events can then
     # disagree, which is what the hidden-work check compares. False where a call's work is done on return.
     queues_work: bool = True
+    # Untimed calls at the start of each chunk, for at least this long: where the host's clock times the call,
+    # its first calls after the worker was frozen (while the other side ran) time the resume, not the call.
+    resume_ms: float = 0.0
 
     def __init__(self, index: int = 0):
         self.index = index
