@@ -834,5 +834,38 @@ s46)  # after s45 on the same machine (the toolchains unpacked): every rmsnorm l
   rm -rf /var/tmp/opbench-cache /var/tmp/opbench-old; bench_run cold40 . 150; bench_run warm40 . 60
   phases cold40 > "$OUT/phases-cold40.txt" 2>&1; head -1 "$OUT/phases-cold40.txt"
   ;;
-*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|s36|s37|s38|acc|s39|s40|s41|s42|s43|s44|s45|s46|cost" >&2; exit 2 ;;
+s47)  # carry .whl .w8, one call: the CPU device on this 16-core host with the workers' new settings (libgomp's own
+  # wait policy, a 10 ms resume before each chunk): the order tests, then harness run rmsnorm.yaml --device cpu with
+  # the default against OMP_WAIT_POLICY=PASSIVE, alternating; the CPU-side tests on the GPU machine; make bench (7
+  # languages) cold and warm: the GPU rows unchanged
+  began=$(date +%s); left() { echo $(( ${S47_S:-560} - ($(date +%s) - began) )); }; mkdir -p /tmp/rep
+  step versions; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nproc
+  for pol in "" "" PASSIVE; do
+    step "the order tests, OMP_WAIT_POLICY='$pol' (empty: libgomp's default)"
+    timeout 90 env OMP_WAIT_POLICY="$pol" python3 -m pytest -q -p no:cacheprovider \
+      tests/execute/test_containment.py -k "slower or burners" 2>&1 | grep -E "passed|failed|assert|reported" | head -6
+  done
+  for pol in "" PASSIVE "" PASSIVE; do
+    [ "$(left)" -lt 330 ] && break
+    step "harness run rmsnorm.yaml --device cpu, OMP_WAIT_POLICY='$pol'"
+    s=$(date +%s.%N); d="/tmp/rep/cpu$pol$(date +%s)"
+    timeout 60 env OMP_WAIT_POLICY="$pol" python3 -m harness run rmsnorm.yaml --device cpu \
+      --solution pytorch-fused --out "$d" --quiet > "$d.txt" 2>&1
+    echo "exit $? wall $(python3 -c "print(f'{$(date +%s.%N) - $s:.1f}')") s"
+    python3 -c "
+import json, glob
+r = json.load(open(glob.glob('$d/*.json')[0])); e = r['environment']
+print('clock', e['run_clock_s'].get('rows_done'), 'threads', e['device'].get('torch_threads'), e['device'].get('omp_wait_policy'), 'resume', e['device'].get('resume_ms'))
+for t in r['traces']:
+    a, b = t.get('timing') or {}, t.get('reference_timing') or {}
+    if a: print(' ', t['workload'], 'sol %.4f ms n %d iqr %.0f%% | ref %.4f ms n %d iqr %.0f%%' % (a['median_ms'], a['n'], 100 * a['iqr_ms'] / a['median_ms'], b['median_ms'], b['n'], 100 * b['iqr_ms'] / b['median_ms']), t.get('flags'), 'row %.1f s' % t['cost_s']['total'])
+" 2>&1 | tail -6
+  done
+  step "CPU-side tests on this machine (timing, inputs, worker, containment)"
+  [ "$(left)" -gt 250 ] && timeout 150 python3 -m pytest -q -p no:cacheprovider tests/measure/test_timing.py \
+    tests/execute/test_inputs.py tests/execute/test_worker.py tests/measure/devices/test_cuda.py 2>&1 | tail -3
+  rm -rf /var/tmp/opbench-cache; [ "$(left)" -gt 150 ] && bench_run cold . 110
+  [ "$(left)" -gt 45 ] && bench_run warm . 40
+  ;;
+*) echo "usage: $0 stash|census|small|langs|stage|t2|tl|ct|c1|c2|s18|s18b|s19|s20|s21|s22|s23|s24|s25|s26|s27|s28|s29|s30|s31|s32|s33|s34|s35|s36|s37|s38|acc|s39|s40|s41|s42|s43|s44|s45|s46|s47|cost" >&2; exit 2 ;;
 esac
