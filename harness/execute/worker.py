@@ -132,7 +132,8 @@ class WorkerState:
         # left, patching memory under them, is the residual risk the README states)
         for owner, attr in [(timing.Sampler, "chunk"), (timing.Sampler, "resume"), (timing.Sampler, "_sample"),
                             (timing.Sampler, "_chunk_events"), (timing.Sampler, "_chunk_cupti"),
-                            (timing.Sampler, "hidden_work_check"), (type(self.device), "queues_work"), (type(self.device), "resume_ms"),
+                            (timing.Sampler, "hidden_work_check"), (type(self.device), "queues_work"),
+                            (type(self.device), "resume_ms"),
                             (timing, "call_times_us"), (timing, "escaped"), (activities, "from_profiler_events"),
                             (type(self.device), "device_activities"), (type(self.device), "event"),
                             (type(self.device), "mark"), (type(self.device), "hold"),

@@ -134,7 +134,8 @@ class CpuDevice(Device):
     # Measured on a 2-core VM (make bench, 10-sample chunks, the median of each position in a chunk): RMSNorm
     # 16x512 read 166, 75, 58, 52, 49 us and settled at 45 us from the fifth sample; 256x4096 1.76, 1.26,
     # 1.14, 0.97 ms, then 0.89-0.94 ms. Half of every chunk was the resume, and the rows ended NOISY (IQR
-    # 40-60%). 10 ms is five or more calls of both, and one 28 ms call of 2048x8192, which showed none.
+    # 40-60%). 10 ms is five or more calls of both; a call that long has none (2048x8192, 28 ms, showed no
+    # slow first samples).
     resume_ms = 10.0
     _malloc = "default (setup not run)"
     _heap_kept = False
@@ -211,5 +212,5 @@ class CpuDevice(Device):
                           "min_bytes": 2 * _private_bytes(), "max_bytes": 2 * self.l2_bytes()},
                 "malloc": self._malloc, "heap_reserve": f"{HEAP_RESERVE_FACTOR}x the call's input and output bytes, "
                                                         "at most an eighth of the free memory, faulted in before warm-up",
-                "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default (libgomp: idle threads spin a while, then sleep)"),
+                "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default (libgomp: spin a while, then sleep)"),
                 "resume_ms": self.resume_ms}
