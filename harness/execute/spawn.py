@@ -22,15 +22,16 @@ from typing import Any, Callable, Iterator
 # 4.4 s later, the later workers not ready for their turns (H100, 2026-12-07).
 BATCH = 8
 
-# What a worker's environment must hold before torch loads, which is at spawn: no bytecode written, from the
-# interpreter's start (a worker only reads the bytecode the parent keeps, harness/bytecode.py); a user's own
-# setting is kept. OpenMP keeps libgomp's wait policy (idle threads spin a while, then sleep). PASSIVE, set
-# here from 2026-12-03 against the idle side's spinning threads (on a 16-core host an axpy solution doing 8x
-# the work came out 6-15x faster), made every torch op wake the other threads once the idle side was frozen
-# instead: on a 2-core VM (2026-12-08) RMSNorm 256x4096 read 2.3 ms against 1.1 ms, its samples spread 54%
-# against 21% between p10 and p90, and make bench took 26-27 s with 2-4 NOISY rows. The order tests pass
-# with libgomp's default on the 16-core GPU host (2026-12-07 and this change's GPU run).
-WORKER_ENV = {"PYTHONDONTWRITEBYTECODE": "1"}
+# What a worker's environment must hold before torch (and its OpenMP runtime) loads, which is at spawn.
+# libgomp's idle threads spin by default: on a 16-core H200 host (2026-12-03), with the CPU device, an
+# axpy reference sampled 0.2 ms or 8-16 ms from one sample to the next, and a solution doing 8x its
+# work came out 6-15x *faster*; with PASSIVE the same run read 268 us against 1926 us. Once the idle side
+# was frozen (and each chunk began with untimed calls, `Device.resume_ms`), libgomp's default made each
+# op quicker (a 256x4096 RMSNorm 1.0 ms against 1.6 ms on a 2-core VM) but its samples spread more (IQR
+# 20-25% against 10-15%): make bench had a NOISY row in 2 runs of 2 against none in 4, and on the 16-core
+# H100 host all 4 CPU rows were NOISY against 1-2 (2026-12-08). A user's own setting is kept. No bytecode
+# written, from the interpreter's start: a worker only reads the bytecode the parent keeps (harness/bytecode.py).
+WORKER_ENV = {"OMP_WAIT_POLICY": "PASSIVE", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 @contextlib.contextmanager

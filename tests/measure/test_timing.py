@@ -133,7 +133,7 @@ def test_cold_cache_flushes_before_every_sample() -> None:
 
 def test_a_resumed_worker_calls_untimed_before_its_chunk_and_long_calls_are_their_own_resume() -> None:
     """On a host-timed device the first calls after the worker was frozen time the resume (RMSNorm 16x512
-    on a 2-core VM: 166 us, then 75, 58, 52 and 45 us from the fifth sample): `resume` calls for the device's
+    on a 2-core VM: 128 us, then 97, 92, 90 and 86 us from the fifth sample): `resume` calls for the device's
     `resume_ms`, each with an untimed call's fresh inputs and a flush, and not at all once a call takes
     that long. A device whose clock is not the host's has no resume."""
     class Counting(CpuDevice):

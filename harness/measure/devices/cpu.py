@@ -131,11 +131,12 @@ def reserve_heap(nbytes: int) -> int:
 class CpuDevice(Device):
     kind = "cpu"
     queues_work = False  # an event is the host clock: the hidden-work check would compare a clock with itself
-    # Measured on a 2-core VM (make bench, 10-sample chunks, the median of each position in a chunk): RMSNorm
-    # 16x512 read 166, 75, 58, 52, 49 us and settled at 45 us from the fifth sample; 256x4096 1.76, 1.26,
-    # 1.14, 0.97 ms, then 0.89-0.94 ms. Half of every chunk was the resume, and the rows ended NOISY (IQR
-    # 40-60%). 10 ms is five or more calls of both; a call that long has none (2048x8192, 28 ms, showed no
-    # slow first samples).
+    # Measured on a 2-core VM (make bench at 659e076, 10-sample chunks, the median of each position in a chunk):
+    # RMSNorm 16x512 read 128, 97, 92, 90 us, then 86-87 us; 256x4096 2.70, 2.11, 2.01, 1.97 ms, then 1.78-1.88 ms.
+    # The first samples timed the worker's resume after it was frozen while the other side ran, and 1-2 of 4 rows
+    # ended NOISY. With this resume the positions read 79-96 us and 1.48-1.99 ms (the third and fourth highest),
+    # and no row was NOISY in four runs. 10 ms is five or more calls of both; a call that long has none (2048x8192, 27 ms, showed no slow first
+    # samples).
     resume_ms = 10.0
     _malloc = "default (setup not run)"
     _heap_kept = False
