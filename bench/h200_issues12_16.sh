@@ -873,7 +873,8 @@ s48)  # carry .whl .w8: after s47 (CPU rows NOISY on this 16-core host with libg
   began=$(date +%s); left() { echo $(( ${S48_S:-300} - ($(date +%s) - began) )); }; mkdir -p /tmp/rep
   nproc; python3 -c "import torch; print(torch.__version__, torch.get_num_threads())"
   step "tests/execute/test_inputs.py -k chunked"
-  timeout 60 python3 -m pytest -q -p no:cacheprovider tests/execute/test_inputs.py -k chunked 2>&1 | grep -E "^E |^>|passed|failed" | head -24
+  timeout 60 python3 -m pytest -q -p no:cacheprovider tests/execute/test_inputs.py 2>&1 | grep -E "^E |^>|passed|failed" | head -24
+  python3 -c "import torch; g = torch.Generator('cuda').manual_seed(42); u = torch.empty(393233, dtype=torch.bfloat16, device='cuda').normal_(1.0, 2.0, generator=g).float(); v = torch.empty(393233, device='cuda').normal_(1.0, 2.0, generator=g); print('cuda normal_(1, 2) bf16 mean %.4f std %.4f | f32 mean %.4f std %.4f' % (u.mean().item(), u.std().item(), v.mean().item(), v.std().item()))"
   for v in 1 2; do
     step "harness run rmsnorm.yaml --device cpu, as committed: $v"
     s=$(date +%s.%N); d="/tmp/rep/cpu-$v-$(date +%s)"
