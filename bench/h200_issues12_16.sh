@@ -834,10 +834,10 @@ s46)  # after s45 on the same machine (the toolchains unpacked): every rmsnorm l
   rm -rf /var/tmp/opbench-cache /var/tmp/opbench-old; bench_run cold40 . 150; bench_run warm40 . 60
   phases cold40 > "$OUT/phases-cold40.txt" 2>&1; head -1 "$OUT/phases-cold40.txt"
   ;;
-s47)  # carry .whl .w8, one call: the CPU device on this 16-core host with the workers' new settings (libgomp's own
-  # wait policy, a 10 ms resume before each chunk): the order tests, then harness run rmsnorm.yaml --device cpu with
-  # the default against OMP_WAIT_POLICY=PASSIVE, alternating; the CPU-side tests on the GPU machine; make bench (7
-  # languages) cold and warm: the GPU rows unchanged
+s47)  # carry .whl .w8, one call (ran 2026-12-08 at the commit that dropped PASSIVE, since put back): the CPU device on
+  # this 16-core host with a 10 ms resume before each chunk: the order tests, then harness run rmsnorm.yaml --device
+  # cpu with libgomp's default wait policy against OMP_WAIT_POLICY=PASSIVE, alternating; the CPU-side tests on the GPU
+  # machine; make bench (7 languages) cold and warm: the GPU rows unchanged
   began=$(date +%s); left() { echo $(( ${S47_S:-560} - ($(date +%s) - began) )); }; mkdir -p /tmp/rep
   step versions; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nproc
   for pol in "" "" PASSIVE; do
