@@ -220,7 +220,8 @@ class Sampler:
     def chunk(self, n: int) -> list[float]:
         """`n` samples in milliseconds per call."""
         samples = self._chunk_cupti(n) if self.timer == "cupti" else self._chunk_events(n)
-        self.call_ms = statistics.median(samples) * self.divisor
+        if samples:
+            self.call_ms = statistics.median(samples) * self.divisor
         return samples
 
     def _chunk_events(self, n: int) -> list[float]:
