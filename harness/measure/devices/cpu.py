@@ -135,8 +135,8 @@ class CpuDevice(Device):
     # RMSNorm 16x512 read 128, 97, 92, 90 us, then 86-87 us; 256x4096 2.70, 2.11, 2.01, 1.97 ms, then 1.78-1.88 ms.
     # The first samples timed the worker's resume after it was frozen while the other side ran, and 1-2 of 4 rows
     # ended NOISY. With this resume the positions read 79-96 us and 1.48-1.99 ms (the third and fourth highest),
-    # and no row was NOISY in four runs. 10 ms is five or more calls of both; a call that long has none (2048x8192, 27 ms, showed no slow first
-    # samples).
+    # and no row was NOISY in four runs. 10 ms is five or more calls of both; a call that long has none
+    # (2048x8192, 27 ms, showed no slow first samples).
     resume_ms = 10.0
     _malloc = "default (setup not run)"
     _heap_kept = False
